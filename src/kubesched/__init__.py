@@ -1,0 +1,1 @@
+"""kubesched: Kubernetes pod scheduling in Python."""

@@ -1,0 +1,139 @@
+"""The ``kubesched`` command: one entry point, a subcommand per part.
+
+Errors a user can fix (a broken file, a bad config) print one line per problem naming
+the file, the object and the field, and exit with status 2 — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.config import ConfigError, KubeSchedulerConfiguration, default_config
+from kubesched.config.load import read_document
+from kubesched.config.parse import parse_config
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, ProfileError
+from kubesched.plugins.registry import in_tree_registry
+from kubesched.sim import report
+from kubesched.sim.files import InputError
+from kubesched.sim.lab import explain, load_cluster, simulate, simulation_json
+
+EXIT_USAGE = 2
+
+
+class UserError(Exception):
+    """A problem with the user's input, reported without a traceback."""
+
+
+def load_profiles_config(path: str | None, registry: Registry) -> KubeSchedulerConfiguration:
+    """Read and validate a configuration, plugin arguments included, reporting every
+    problem of the file at once (decoding, structure, and each plugin's args)."""
+    if path is None:
+        return default_config()
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as err:
+        raise UserError(f"{path}: cannot read: {err.strerror or err}") from None
+    # Import-path plugins (``module:Factory``) are looked up beside the config file.
+    folder = str(file.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    data, errors = read_document(text, path, is_json=file.suffix.lower() == ".json")
+    config, problems = parse_config(data, path)
+    errors += problems
+    for profile in config.profiles:
+        try:
+            Framework(profile, registry)
+        except ProfileError as err:
+            errors.extend(err.errors)
+    if errors:
+        raise ConfigError(path, errors)
+    return config
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    registry = in_tree_registry()
+    config = load_profiles_config(args.config, registry)
+    cluster, pending = load_cluster(Path(args.cluster), *(Path(p) for p in args.pods or ()))
+    result = simulate(cluster, pending, config, registry, seed=args.seed)
+    data = simulation_json(result)
+    _emit(args.output, data, lambda: report.simulation_table(data))
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    registry = in_tree_registry()
+    config = load_profiles_config(args.config, registry)
+    cluster, pods = load_cluster(Path(args.cluster), Path(args.pod))
+    if len(pods) != 1:
+        raise UserError(f"{args.pod}: expected exactly one pod, found {len(pods)}")
+    data = explain(cluster, pods[0], config, registry, seed=args.seed)
+    _emit(args.output, data, lambda: report.explain_table(data))
+    return 0
+
+
+def _emit(output: str, data: dict[str, Any], table: Any) -> None:
+    if output == "json":
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif output == "yaml":
+        yaml.safe_dump(data, sys.stdout, sort_keys=False)
+    else:
+        sys.stdout.write(table())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``kubesched``."""
+    parser = argparse.ArgumentParser(
+        prog="kubesched",
+        description="Write, run, test and explain Kubernetes pod scheduling in Python.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sim = sub.add_parser(
+        "simulate", help="schedule pods onto a cluster described in files, in-process"
+    )
+    sim.add_argument("--cluster", required=True, help="Nodes, bound pods, PDBs, ... (YAML/JSON)")
+    sim.add_argument("--pods", action="append", help="pods to schedule (YAML/JSON); repeatable")
+    sim.add_argument("--config", help="KubeSchedulerConfiguration file (default profile if unset)")
+    sim.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
+    sim.add_argument("--output", "-o", choices=("table", "json", "yaml"), default="table")
+    sim.set_defaults(func=_cmd_simulate)
+
+    exp = sub.add_parser("explain", help="why a pod goes where it goes, or why it is pending")
+    exp.add_argument("--cluster", required=True, help="Nodes, bound pods, PDBs, ... (YAML/JSON)")
+    exp.add_argument("--pod", required=True, help="the pod to evaluate (YAML/JSON)")
+    exp.add_argument("--config", help="KubeSchedulerConfiguration file (default profile if unset)")
+    exp.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
+    exp.add_argument("--output", "-o", choices=("table", "json"), default="table")
+    exp.set_defaults(func=_cmd_explain)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``kubesched`` command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except ConfigError as err:
+        print(str(err), file=sys.stderr)
+        return EXIT_USAGE
+    except (InputError, UserError) as err:
+        print(f"kubesched: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""What a plugin may reach besides its arguments: the handle.
+
+Plugins never do I/O. The handle gives them the cycle's snapshot, read-only listers for
+the other cluster objects they need, the pods nominated to nodes by preemption, and a
+client whose implementation (simulator, live scheduler, extender) does the writes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from kubesched.framework.types import PodInfo
+from kubesched.objects.pod import Pod
+from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
+
+if TYPE_CHECKING:
+    from kubesched.framework.cycle_state import CycleState
+    from kubesched.framework.interface import Status
+    from kubesched.framework.snapshot import Snapshot
+    from kubesched.framework.types import NodeInfo
+
+
+class ClusterLister(Protocol):
+    """Read-only access to cluster objects other than pods and nodes."""
+
+    def pdbs(self) -> Sequence[PodDisruptionBudget]: ...
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None: ...
+
+    def workloads(self, namespace: str) -> Sequence[Workload]: ...
+
+
+class ClusterClient(Protocol):
+    """The writes the default plugins make: bind a pod, delete a preemption victim."""
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """Bind ``pod`` to ``node_name``; raise on failure."""
+        ...
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        """Delete ``pod`` (a preemption victim); raise on failure."""
+        ...
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Record ``status.nominatedNodeName`` ("" clears it)."""
+        ...
+
+
+class PodNominator(Protocol):
+    """The pods that preemption nominated to nodes, not bound yet."""
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
+
+    def add_nominated_pod(self, pod: Pod, node_name: str) -> None: ...
+
+    def delete_nominated_pod(self, pod: Pod) -> None: ...
+
+
+class Handle(Protocol):
+    """The framework as its plugins see it (upstream ``framework.Handle``)."""
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def cluster(self) -> ClusterLister: ...
+
+    @property
+    def client(self) -> ClusterClient: ...
+
+    @property
+    def nominator(self) -> PodNominator: ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The profile's random source (seeded for reproducible runs)."""
+        ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None: ...
+
+
+class StaticClusterLister:
+    """A ClusterLister over fixed lists (the simulator, tests)."""
+
+    def __init__(
+        self,
+        pdbs: Iterable[PodDisruptionBudget] = (),
+        namespaces: Iterable[Namespace] = (),
+        workloads: Iterable[Workload] = (),
+    ) -> None:
+        self._pdbs = list(pdbs)
+        self._namespaces = {ns.name: ns.labels for ns in namespaces}
+        self._workloads: dict[str, list[Workload]] = {}
+        for w in workloads:
+            self._workloads.setdefault(w.namespace, []).append(w)
+
+    def pdbs(self) -> Sequence[PodDisruptionBudget]:
+        return self._pdbs
+
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        return self._namespaces.get(name)
+
+    def workloads(self, namespace: str) -> Sequence[Workload]:
+        return self._workloads.get(namespace, ())
+
+
+class Nominator:
+    """An in-memory PodNominator (upstream keeps one in the scheduling queue)."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        return self._by_node.get(node_name, ())
+
+    def add_nominated_pod(self, pod: Pod, node_name: str) -> None:
+        self.delete_nominated_pod(pod)
+        if not node_name:
+            return
+        self._node_of[pod.key] = node_name
+        self._by_node.setdefault(node_name, []).append(PodInfo(pod))
+
+    def delete_nominated_pod(self, pod: Pod) -> None:
+        node = self._node_of.pop(pod.key, None)
+        if node is None:
+            return
+        infos = [i for i in self._by_node.get(node, []) if i.pod.key != pod.key]
+        if infos:
+            self._by_node[node] = infos
+        else:
+            self._by_node.pop(node, None)
+
+    def nominated_node(self, pod: Pod) -> str:
+        return self._node_of.get(pod.key, "")
+
+
+class NoClient:
+    """A ClusterClient for read-only uses (``explain``): every write is refused."""
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        raise RuntimeError("this handle cannot bind pods")
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        raise RuntimeError("this handle cannot delete pods")
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        return None

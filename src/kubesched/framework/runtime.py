@@ -1,0 +1,605 @@
+"""The profile runner: builds a profile's plugins and runs each extension point.
+
+Mirrors upstream's ``pkg/scheduler/framework/runtime/framework.go``: plugins are made
+from the registry with their pluginConfig args, placed at the extension points the
+profile enables (multiPoint expanded by what each plugin implements, explicit settings
+taking precedence), score weights applied (0 means 1), and every run method applies
+upstream's rules for Skip, Unschedulable and Error.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from kubesched.config import FieldError, Profile
+from kubesched.framework.args import ArgsError
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import (
+    ClusterClient,
+    ClusterLister,
+    NoClient,
+    Nominator,
+    PodNominator,
+    StaticClusterLister,
+)
+from kubesched.framework.interface import (
+    EXTENSION_POINT_PROTOCOLS,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    ActionType,
+    BindPlugin,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EnqueueExtensions,
+    EventResource,
+    FilterPlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    Status,
+)
+from kubesched.framework.registry import Registry, RegistryError
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import NodeInfo, NodeScore, NodeToStatus, PodInfo, QueuedPodInfo
+from kubesched.objects.pod import Pod
+
+#: Config attribute of each extension point, with its wire name, in upstream order.
+_POINTS: tuple[tuple[str, str], ...] = (
+    ("pre_enqueue", "preEnqueue"),
+    ("queue_sort", "queueSort"),
+    ("pre_filter", "preFilter"),
+    ("filter", "filter"),
+    ("post_filter", "postFilter"),
+    ("pre_score", "preScore"),
+    ("score", "score"),
+    ("reserve", "reserve"),
+    ("permit", "permit"),
+    ("pre_bind", "preBind"),
+    ("bind", "bind"),
+    ("post_bind", "postBind"),
+)
+_PROTOCOL_NAMES = {
+    "preEnqueue": "PreEnqueuePlugin",
+    "queueSort": "QueueSortPlugin",
+    "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin",
+    "postFilter": "PostFilterPlugin",
+    "preScore": "PreScorePlugin",
+    "score": "ScorePlugin",
+    "reserve": "ReservePlugin",
+    "permit": "PermitPlugin",
+    "preBind": "PreBindPlugin",
+    "bind": "BindPlugin",
+    "postBind": "PostBindPlugin",
+}
+#: Only plugins that can reject a pod register the events that may admit it again.
+_REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
+
+WILDCARD_EVENT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
+
+
+class ProfileError(Exception):
+    """A profile that cannot be built; carries field errors with config paths."""
+
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        super().__init__("\n".join(str(e) for e in errors))
+        self.errors = list(errors)
+
+
+class Framework:
+    """One profile: its plugins at each extension point, and the Handle they see."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Registry,
+        *,
+        cluster: ClusterLister | None = None,
+        client: ClusterClient | None = None,
+        nominator: PodNominator | None = None,
+        snapshot: Snapshot | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.profile_name = profile.scheduler_name
+        self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
+        self._cluster = cluster or StaticClusterLister()
+        self._client = client or NoClient()
+        self._nominator = nominator or Nominator()
+        self._snapshot = snapshot or Snapshot(())
+        self._rng = rng or random.Random()
+        self.plugins: dict[str, Plugin] = {}
+        self.score_weights: dict[str, int] = {}
+        self.points: dict[str, list[Any]] = {wire: [] for _, wire in _POINTS}
+        errors = self._build(profile, registry)
+        if errors:
+            raise ProfileError(errors)
+
+    # --- building ---------------------------------------------------------------------
+
+    def _build(self, profile: Profile, registry: Registry) -> list[FieldError]:
+        errors: list[FieldError] = []
+        plugins_path = f"{profile.path}.plugins" if profile.path else "plugins"
+        needed: dict[str, str] = {}  # plugin name → path of its first mention
+        for attr, wire in (*_POINTS, ("multi_point", "multiPoint")):
+            for i, ref in enumerate(getattr(profile.plugins, attr).enabled):
+                needed.setdefault(ref.name, f"{plugins_path}.{wire}.enabled[{i}]")
+        args_by_name: dict[str, tuple[Mapping[str, Any], str]] = {}
+        for pc in profile.plugin_config:
+            args_by_name[pc.name] = (pc.args, pc.path)
+        for name, path in needed.items():
+            try:
+                factory = registry[name]
+            except KeyError:
+                errors.append(FieldError.invalid(f"{path}.name", name, "plugin does not exist"))
+                continue
+            except RegistryError as err:
+                errors.append(FieldError.invalid(f"{path}.name", name, str(err)))
+                continue
+            args, args_path = args_by_name.get(name, ({}, ""))
+            try:
+                self.plugins[name] = factory(args, self)
+            except ArgsError as err:
+                prefix = args_path or f"{path}.args"
+                errors.extend(_prefixed(e, prefix) for e in err.errors)
+        if errors:
+            return errors
+        for attr, wire in _POINTS:
+            errors.extend(self._explicit(getattr(profile.plugins, attr), wire, plugins_path))
+        if profile.plugins.multi_point.enabled:
+            errors.extend(self._expand_multi_point(profile, plugins_path))
+        if errors:
+            return errors
+        if len(self.points["queueSort"]) != 1:
+            errors.append(
+                FieldError.invalid(
+                    f"{plugins_path}.queueSort",
+                    len(self.points["queueSort"]),
+                    "only one queue sort plugin required for profile with scheduler name "
+                    f'"{self.profile_name}"',
+                )
+            )
+        if not self.points["bind"]:
+            errors.append(
+                FieldError.required(
+                    f"{plugins_path}.bind",
+                    "at least one bind plugin is needed for profile with scheduler name "
+                    f'"{self.profile_name}"',
+                )
+            )
+        weighted = [*profile.plugins.score.enabled, *profile.plugins.multi_point.enabled]
+        score_names = {p.name for p in self.points["score"]}
+        for ref in weighted:
+            if ref.name in score_names and ref.name not in self.score_weights:
+                self.score_weights[ref.name] = ref.weight or 1
+        return errors
+
+    def _explicit(self, plugin_set: Any, wire: str, plugins_path: str) -> list[FieldError]:
+        errors: list[FieldError] = []
+        protocol = EXTENSION_POINT_PROTOCOLS[wire]
+        seen: set[str] = set()
+        for i, ref in enumerate(plugin_set.enabled):
+            plugin = self.plugins[ref.name]
+            path = f"{plugins_path}.{wire}.enabled[{i}].name"
+            if not isinstance(plugin, protocol):
+                errors.append(
+                    FieldError.invalid(
+                        path, ref.name, f"plugin does not extend {_PROTOCOL_NAMES[wire]}"
+                    )
+                )
+            elif ref.name in seen:
+                errors.append(FieldError.duplicate(path, ref.name))
+            else:
+                seen.add(ref.name)
+                self.points[wire].append(plugin)
+        return errors
+
+    def _expand_multi_point(self, profile: Profile, plugins_path: str) -> list[FieldError]:
+        errors: list[FieldError] = []
+        for attr, wire in _POINTS:
+            plugin_set = getattr(profile.plugins, attr)
+            protocol = EXTENSION_POINT_PROTOCOLS[wire]
+            explicit = [ref.name for ref in plugin_set.enabled]
+            disabled = {ref.name for ref in plugin_set.disabled}
+            if "*" in disabled:
+                continue
+            overrides: list[str] = []
+            multi: list[str] = []
+            for i, ref in enumerate(profile.plugins.multi_point.enabled):
+                if not isinstance(self.plugins[ref.name], protocol) or ref.name in disabled:
+                    continue
+                if ref.name in explicit:
+                    overrides.append(ref.name)
+                    continue
+                if ref.name in multi:
+                    errors.append(
+                        FieldError.duplicate(
+                            f"{plugins_path}.multiPoint.enabled[{i}].name", ref.name
+                        )
+                    )
+                    continue
+                multi.append(ref.name)
+            # Order: explicit overrides (in their explicit order), then multiPoint
+            # plugins, then the remaining explicit ones — upstream's expansion order.
+            rest = [n for n in explicit if n not in overrides]
+            ordered = [n for n in explicit if n in overrides] + multi + rest
+            self.points[wire] = [self.plugins[n] for n in ordered if n in self.plugins]
+        return errors
+
+    # --- Handle -----------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        """Point plugins at the snapshot of the current cycle."""
+        self._snapshot = snapshot
+
+    @property
+    def cluster(self) -> ClusterLister:
+        return self._cluster
+
+    @property
+    def client(self) -> ClusterClient:
+        return self._client
+
+    @property
+    def nominator(self) -> PodNominator:
+        return self._nominator
+
+    @property
+    def rng(self) -> random.Random:
+        return self._rng
+
+    # --- queries ----------------------------------------------------------------------
+
+    def plugins_at(self, point: str) -> list[Any]:
+        """The plugins enabled at ``point`` (wire name, e.g. ``"filter"``), in order."""
+        return list(self.points[point])
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.points["filter"])
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.points["score"])
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.points["postFilter"])
+
+    def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        plugin: QueueSortPlugin = self.points["queueSort"][0]
+        return plugin.less(a, b)
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Per rejecting plugin, the cluster events that may make its rejections moot.
+
+        Plugins that declare none get every event, as upstream's default extension.
+        """
+        out: dict[str, list[ClusterEventWithHint]] = {}
+        for wire in _REJECTING_POINTS:
+            for plugin in self.points[wire]:
+                if plugin.name in out:
+                    continue
+                if isinstance(plugin, EnqueueExtensions):
+                    out[plugin.name] = list(plugin.events_to_register())
+                else:
+                    out[plugin.name] = [ClusterEventWithHint(WILDCARD_EVENT)]
+        return out
+
+    # --- extension points -------------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        for plugin in self.points["preEnqueue"]:
+            status = _call_status(plugin, "pre_enqueue", pod)
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.code is not Code.UNSCHEDULABLE_AND_UNRESOLVABLE and not (
+                    status.is_rejected()
+                ):
+                    return Status.error(
+                        f'running PreEnqueue plugin "{plugin.name}": {status.message}'
+                    ).with_plugin(plugin.name)
+                return status.with_plugin(plugin.name)
+        return None
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod
+    ) -> tuple[PreFilterResult | None, Status | None, frozenset[str]]:
+        """Run PreFilter; returns the merged result, the status, and the plugins that
+        narrowed the node set."""
+        nodes = self._snapshot.list()
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        skip: set[str] = set()
+        rejected: Status | None = None
+        try:
+            for plugin in self.points["preFilter"]:
+                try:
+                    r, status = plugin.pre_filter(state, pod, nodes)
+                except Exception as err:  # a plugin bug must not stop the scheduler
+                    status, r = Status.error(f"{type(err).__name__}: {err}"), None
+                if status is not None and status.code is Code.SKIP:
+                    skip.add(plugin.name)
+                    continue
+                if status is not None and status.code is not Code.SUCCESS:
+                    status = status.with_plugin(plugin.name)
+                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        return None, status, frozenset()
+                    if status.code is Code.UNSCHEDULABLE:
+                        rejected = status
+                        continue
+                    message = f'running PreFilter plugin "{plugin.name}": {status.message}'
+                    return None, Status.error(message).with_plugin(plugin.name), frozenset()
+                if r is not None and not r.all_nodes():
+                    with_nodes.append(plugin.name)
+                result = r if result is None else result.merge(r)
+                if result is not None and result.node_names is not None and not result.node_names:
+                    names = sorted(with_nodes)
+                    if len(names) == 1:
+                        msg = f"node(s) didn't satisfy plugin {names[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                    return result, Status.unresolvable(msg), frozenset(names)
+            return result, rejected, frozenset(with_nodes)
+        finally:
+            state.skip_filter_plugins = frozenset(skip)
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        skip = state.skip_filter_plugins
+        for plugin in self.points["filter"]:
+            if skip and plugin.name in skip:
+                continue
+            try:
+                status: Status | None = plugin.filter(state, pod, node_info)
+            except Exception as err:
+                status = Status.error(f"{type(err).__name__}: {err}")
+            if status is not None and status.code is not Code.SUCCESS:
+                if not status.is_rejected():
+                    status = Status.error(
+                        f'running "{plugin.name}" filter plugin: {status.message}'
+                    )
+                return status.with_plugin(plugin.name)
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """Filter with equal-or-higher-priority nominated pods counted on the node, and
+        again without them if they were added (upstream's two passes)."""
+        nominated = self._nominator.nominated_pods_for_node(node_info.name)
+        state_to_use, info_to_use, added = state, node_info, False
+        if nominated:
+            for pi in nominated:
+                if pi.pod.priority >= pod.priority and pi.pod.key != pod.key:
+                    if not added:
+                        info_to_use = node_info.clone()
+                        state_to_use = state.clone()
+                        added = True
+                    info_to_use.add_pod_info(pi)
+                    status = self.run_pre_filter_extension_add_pod(
+                        state_to_use, pod, pi, info_to_use
+                    )
+                    if status is not None and status.code is not Code.SUCCESS:
+                        return status
+        status = self.run_filter_plugins(state_to_use, pod, info_to_use)
+        if not added or (status is not None and status.code is not Code.SUCCESS):
+            return status
+        return self.run_filter_plugins(state, pod, node_info)
+
+    def _pre_filter_extension(
+        self, method: str, state: CycleState, pod: Pod, info: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        for plugin in self.points["preFilter"]:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            ext = plugin.pre_filter_extensions()
+            if ext is None:
+                continue
+            status: Status | None = getattr(ext, method)(state, pod, info, node_info)
+            if status is not None and status.code is not Code.SUCCESS:
+                op = "AddPod" if method == "add_pod" else "RemovePod"
+                return Status.error(
+                    f'running {op} on PreFilter plugin "{plugin.name}": {status.message}'
+                )
+        return None
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._pre_filter_extension("add_pod", state, pod, pod_to_add, node_info)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        return self._pre_filter_extension("remove_pod", state, pod, pod_to_remove, node_info)
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for plugin in self.points["postFilter"]:
+            r, status = plugin.post_filter(state, pod, node_to_status)
+            if status is None or status.code is Code.SUCCESS:
+                return r, status
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status.with_plugin(plugin.name)
+            if not status.is_rejected():
+                return None, Status.error(status.message).with_plugin(plugin.name)
+            if r is not None:
+                # An empty nomination is meaningful: it clears the pod's old one.
+                result = r
+            reasons.extend(status.reasons)
+            rejector = rejector or plugin.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def run_pre_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        skip: set[str] = set()
+        try:
+            for plugin in self.points["preScore"]:
+                status = plugin.pre_score(state, pod, nodes)
+                if status is not None and status.code is Code.SKIP:
+                    skip.add(plugin.name)
+                    continue
+                if status is not None and status.code is not Code.SUCCESS:
+                    return Status.error(
+                        f'running PreScore plugin "{plugin.name}": {status.message}'
+                    ).with_plugin(plugin.name)
+            return None
+        finally:
+            state.skip_score_plugins = frozenset(skip)
+
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[dict[str, list[NodeScore]], Status | None]:
+        """Score every node with every active plugin, normalize, and check the range.
+
+        Returns each plugin's normalized (unweighted) scores, in ``nodes`` order; the
+        caller applies ``score_weights``.
+        """
+        skip = state.skip_score_plugins
+        plugins = [p for p in self.points["score"] if p.name not in skip]
+        out: dict[str, list[NodeScore]] = {}
+        for plugin in plugins:
+            scores = []
+            for info in nodes:
+                value, status = plugin.score(state, pod, info)
+                if status is not None and status.code is not Code.SUCCESS:
+                    return {}, Status.error(
+                        f'running Score plugins: plugin "{plugin.name}" failed with: '
+                        f"{status.message}"
+                    ).with_plugin(plugin.name)
+                scores.append(NodeScore(info.name, value))
+            ext = plugin.score_extensions()
+            if ext is not None:
+                status = ext.normalize_score(state, pod, scores)
+                if status is not None and status.code is not Code.SUCCESS:
+                    return {}, Status.error(
+                        f'running Normalize on Score plugins: plugin "{plugin.name}" '
+                        f"failed with: {status.message}"
+                    ).with_plugin(plugin.name)
+            for s in scores:
+                if not MIN_NODE_SCORE <= s.score <= MAX_NODE_SCORE:
+                    return {}, Status.error(
+                        f'plugin "{plugin.name}" returns an invalid score {s.score}, it should '
+                        f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    ).with_plugin(plugin.name)
+            out[plugin.name] = scores
+        return out, None
+
+    def run_reserve_plugins_reserve(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        for plugin in self.points["reserve"]:
+            status: Status | None = plugin.reserve(state, pod, node_name)
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    return status.with_plugin(plugin.name)
+                return Status.error(
+                    f'running Reserve plugin "{plugin.name}": {status.message}'
+                ).with_plugin(plugin.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        # Reverse order, as upstream: undo in the opposite order of doing.
+        for plugin in reversed(self.points["reserve"]):
+            plugin.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> tuple[Status | None, float]:
+        """Returns (status, longest wait in seconds); Wait when any plugin waits."""
+        wait = 0.0
+        waiting = False
+        for plugin in self.points["permit"]:
+            status, timeout = plugin.permit(state, pod, node_name)
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.code is Code.WAIT:
+                waiting = True
+                wait = max(wait, min(timeout, 15 * 60.0))  # upstream caps waits at 15 min
+                continue
+            if status.is_rejected():
+                return status.with_plugin(plugin.name), 0.0
+            return Status.error(
+                f'running Permit plugin "{plugin.name}": {status.message}'
+            ).with_plugin(plugin.name), 0.0
+        if waiting:
+            return Status(Code.WAIT, ("one or more plugins asked to wait",)), wait
+        return None, 0.0
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for plugin in self.points["preBind"]:
+            status: Status | None = plugin.pre_bind(state, pod, node_name)
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    return status.with_plugin(plugin.name)
+                return Status.error(
+                    f'running PreBind plugin "{plugin.name}": {status.message}'
+                ).with_plugin(plugin.name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        status: Status | None = Status.skip()
+        for plugin in self.points["bind"]:
+            status = plugin.bind(state, pod, node_name)
+            if status is not None and status.code is Code.SKIP:
+                continue
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    return status.with_plugin(plugin.name)
+                return Status.error(
+                    f'running Bind plugin "{plugin.name}": {status.message}'
+                ).with_plugin(plugin.name)
+            return None
+        return status
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in self.points["postBind"]:
+            plugin.post_bind(state, pod, node_name)
+
+
+def _call_status(plugin: PreEnqueuePlugin, method: str, pod: Pod) -> Status | None:
+    try:
+        result: Status | None = getattr(plugin, method)(pod)
+    except Exception as err:
+        return Status.error(f"{type(err).__name__}: {err}")
+    return result
+
+
+def _prefixed(error: FieldError, prefix: str) -> FieldError:
+    path = f"{prefix}.{error.path}" if error.path else prefix
+    return replace(error, path=path)
+
+
+# Protocol names, re-exported for type annotations in callers.
+__all__ = [
+    "BindPlugin",
+    "FilterPlugin",
+    "Framework",
+    "PermitPlugin",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PreBindPlugin",
+    "PreFilterPlugin",
+    "PreScorePlugin",
+    "ProfileError",
+    "ReservePlugin",
+    "ScorePlugin",
+]

@@ -1,0 +1,261 @@
+"""One scheduling attempt: find the feasible nodes, score them, pick one.
+
+Mirrors ``schedulePod`` / ``findNodesThatFitPod`` / ``prioritizeNodes`` / ``selectHost``
+of upstream's ``pkg/scheduler/schedule_one.go``. It lives in ``framework`` (not in the
+live scheduler) because the simulator and ``explain`` run exactly the same algorithm.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interface import Code, Status
+from kubesched.framework.runtime import Framework
+from kubesched.framework.types import NodeInfo, NodeToStatus
+from kubesched.objects.pod import Pod
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+#: Below this many nodes every node is evaluated (upstream minFeasibleNodesToFind).
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes to look for before scoring (upstream's adaptive rule:
+    50% minus 1% per 125 nodes, at least 5%, at least 100 nodes; 100 means all)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * pct // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class Diagnosis:
+    """Why an attempt failed (or what it saw): per node, the rejecting status."""
+
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if not status.plugin:
+            return
+        if status.is_rejected():
+            self.unschedulable_plugins.add(status.plugin)
+        if status.code is Code.PENDING:
+            self.pending_plugins.add(status.plugin)
+
+
+class SchedulingError(Exception):
+    """An attempt that failed for a reason other than fit (a plugin error)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+class NoNodesAvailableError(SchedulingError):
+    """The cluster has no nodes."""
+
+    def __init__(self) -> None:
+        super().__init__(Status.unresolvable(NO_NODES_AVAILABLE))
+
+
+class FitError(Exception):
+    """No node fits the pod. ``str()`` is upstream's FailedScheduling message."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        if d.pre_filter_msg:
+            # PreFilter rejected the pod: every node got that same status, so counting
+            # them would only repeat it.
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: dict[str, int] = {}
+            for _, status in d.node_to_status.items():
+                for reason in status.reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0:
+                for reason in d.node_to_status.absent.reasons:
+                    counts[reason] = counts.get(reason, 0) + absent
+            histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+            if histogram:
+                msg += f" {', '.join(histogram)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}"
+        return msg
+
+
+@dataclass
+class ScheduleResult:
+    """The chosen node and what the attempt evaluated."""
+
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    diagnosis: Diagnosis
+    #: Per score plugin, each feasible node's normalized score (when recorded).
+    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Each feasible node's weighted total (when recorded).
+    totals: dict[str, int] = field(default_factory=dict)
+
+
+class SchedulingAlgorithm:
+    """Runs attempts for one profile, keeping upstream's rotating start index."""
+
+    def __init__(
+        self,
+        framework: Framework,
+        *,
+        percentage_of_nodes_to_score: int | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.framework = framework
+        # The profile's own setting wins over the configuration's global one.
+        pct = framework.percentage_of_nodes_to_score
+        self.percentage = pct if pct is not None else percentage_of_nodes_to_score
+        self.rng = rng or framework.rng
+        self.next_start_node_index = 0
+
+    def schedule_pod(self, state: CycleState, pod: Pod, *, explain: bool = False) -> ScheduleResult:
+        """Pick a node for ``pod`` in the framework's current snapshot.
+
+        With ``explain``, every node is evaluated and every score recorded, even when one
+        node is feasible. Raises FitError when no node fits, SchedulingError on faults.
+        """
+        fwk = self.framework
+        all_nodes = fwk.snapshot.list()
+        if not all_nodes:
+            raise NoNodesAvailableError()
+        feasible, diagnosis = self._find_nodes_that_fit(state, pod, all_nodes, explain)
+        if not feasible:
+            raise FitError(pod, len(all_nodes), diagnosis)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        if len(feasible) == 1 and not explain:
+            return ScheduleResult(feasible[0].name, evaluated, 1, diagnosis)
+        plugin_scores, totals = self._prioritize(state, pod, feasible)
+        host = self._select_host(feasible, totals)
+        result = ScheduleResult(host, evaluated, len(feasible), diagnosis)
+        if explain:
+            result.plugin_scores = plugin_scores
+            result.totals = totals
+        return result
+
+    def _find_nodes_that_fit(
+        self, state: CycleState, pod: Pod, all_nodes: list[NodeInfo], explain: bool
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        fwk = self.framework
+        diagnosis = Diagnosis()
+        pre_res, status, narrowing = fwk.run_pre_filter_plugins(state, pod)
+        if status is not None and status.code is not Code.SUCCESS:
+            if not status.is_rejected():
+                raise SchedulingError(status)
+            diagnosis.node_to_status.absent = status
+            diagnosis.pre_filter_msg = status.message
+            diagnosis.add_plugin_status(status)
+            return [], diagnosis
+        if pod.nominated_node_name and not explain:
+            nominated = fwk.snapshot.find(pod.nominated_node_name)
+            if nominated is not None:
+                feasible = self._pass_filters(state, pod, [nominated], diagnosis, 1)
+                if feasible:
+                    return feasible, diagnosis
+        nodes = all_nodes
+        if pre_res is not None and pre_res.node_names is not None:
+            nodes = [n for n in all_nodes if n.name in pre_res.node_names]
+            names = sorted(narrowing)
+            # Upstream leaves the plugin unset here; naming it (when it is one) lets
+            # `explain` say which plugin ruled the node out.
+            diagnosis.node_to_status.absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(names)}]",),
+                names[0] if len(names) == 1 else "",
+            )
+        if not nodes:
+            return [], diagnosis
+        to_find = len(nodes) if explain else num_feasible_nodes_to_find(self.percentage, len(nodes))
+        feasible = self._pass_filters(state, pod, nodes, diagnosis, to_find)
+        processed = len(feasible) + len(diagnosis.node_to_status)
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def _pass_filters(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        diagnosis: Diagnosis,
+        to_find: int,
+    ) -> list[NodeInfo]:
+        fwk = self.framework
+        n = len(nodes)
+        start = self.next_start_node_index % n if n else 0
+        order = nodes[start:] + nodes[:start] if start else nodes
+        if not fwk.has_filter_plugins():
+            return order[:to_find]
+        feasible: list[NodeInfo] = []
+        for info in order:
+            status = fwk.run_filter_plugins_with_nominated_pods(state, pod, info)
+            if status is None or status.code is Code.SUCCESS:
+                feasible.append(info)
+                if len(feasible) >= to_find:
+                    break
+            elif status.code is Code.ERROR:
+                raise SchedulingError(status)
+            else:
+                diagnosis.node_to_status.set(info.name, status)
+                diagnosis.add_plugin_status(status)
+        return feasible
+
+    def _prioritize(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+        fwk = self.framework
+        if not fwk.has_score_plugins():
+            return {}, {n.name: 1 for n in nodes}
+        status = fwk.run_pre_score_plugins(state, pod, nodes)
+        if status is not None and status.code is not Code.SUCCESS:
+            raise SchedulingError(status)
+        scores, status = fwk.run_score_plugins(state, pod, nodes)
+        if status is not None:
+            raise SchedulingError(status)
+        totals = {n.name: 0 for n in nodes}
+        plugin_scores: dict[str, dict[str, int]] = {}
+        for plugin, node_scores in scores.items():
+            weight = fwk.score_weights.get(plugin, 1)
+            per_node = plugin_scores[plugin] = {}
+            for ns in node_scores:
+                per_node[ns.name] = ns.score
+                totals[ns.name] += ns.score * weight
+        return plugin_scores, totals
+
+    def _select_host(self, nodes: list[NodeInfo], totals: dict[str, int]) -> str:
+        """The best-scored node; ties broken uniformly at random (reservoir sampling,
+        as upstream's selectHost), in the order the nodes were evaluated."""
+        best = ""
+        best_score = -1
+        count = 0
+        for info in nodes:
+            score = totals[info.name]
+            if score > best_score:
+                best, best_score, count = info.name, score, 1
+            elif score == best_score:
+                count += 1
+                if self.rng.randrange(count) == 0:
+                    best = info.name
+        return best

@@ -1,0 +1,107 @@
+"""A consistent view of the cluster for one scheduling cycle.
+
+Upstream takes a snapshot of its cache at the start of every cycle, so that plugins see
+one state throughout. Nodes are listed in the order of upstream's node tree: round robin
+over zones, so that a sample of nodes (percentageOfNodesToScore) spans every zone.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Sequence
+
+from kubesched.framework.types import ImageStateSummary, NodeInfo
+from kubesched.objects.node import LABEL_REGION, LABEL_ZONE, Node
+from kubesched.objects.pod import Pod
+
+
+def zone_key(node: Node) -> str:
+    """Upstream's ``utilnode.GetZoneKey``: region and zone, or "" when unlabeled."""
+    region = node.labels.get(LABEL_REGION, "")
+    zone = node.labels.get(LABEL_ZONE, "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+def node_tree_order(nodes: Sequence[Node]) -> list[Node]:
+    """Nodes interleaved by zone, zones in order of first appearance (upstream NodeTree)."""
+    zones: dict[str, list[Node]] = {}
+    for node in nodes:
+        zones.setdefault(zone_key(node), []).append(node)
+    ordered: list[Node] = []
+    columns = list(zones.values())
+    for i in range(max((len(c) for c in columns), default=0)):
+        ordered.extend(c[i] for c in columns if i < len(c))
+    return ordered
+
+
+class Snapshot:
+    """Node infos for one cycle, in node-tree order, with lookups plugins need."""
+
+    def __init__(self, node_infos: Iterable[NodeInfo]) -> None:
+        self._list = list(node_infos)
+        self._map = {ni.name: ni for ni in self._list}
+        self._with_affinity = [ni for ni in self._list if ni.pods_with_affinity]
+        self._with_required_anti_affinity = [
+            ni for ni in self._list if ni.pods_with_required_anti_affinity
+        ]
+
+    @classmethod
+    def from_objects(cls, nodes: Sequence[Node], pods: Iterable[Pod]) -> Snapshot:
+        """Build a snapshot of ``nodes`` with the assigned, non-terminal ``pods`` on them.
+
+        Pods bound to nodes not in the list are ignored, as the cache ignores them until
+        their node appears.
+        """
+        infos = {n.name: NodeInfo(n) for n in node_tree_order(nodes)}
+        for pod in pods:
+            if pod.node_name and not pod.is_terminal:
+                info = infos.get(pod.node_name)
+                if info is not None:
+                    info.add_pod(pod)
+        image_nodes: dict[str, list[int]] = {}
+        for node in nodes:
+            # A name listed twice on one node still counts that node once.
+            names_on_node: dict[str, int] = {}
+            for image in node.images:
+                for name in image.names:
+                    names_on_node.setdefault(name, image.size_bytes)
+            for name, size in names_on_node.items():
+                entry = image_nodes.setdefault(name, [size, 0])
+                entry[1] += 1
+        states = {
+            name: ImageStateSummary(size, count) for name, (size, count) in image_nodes.items()
+        }
+        for info in infos.values():
+            info.image_states = {
+                name: states[name] for image in info.node.images for name in image.names
+            }
+        return cls(infos.values())
+
+    def get(self, node_name: str) -> NodeInfo:
+        """The node info of ``node_name``; raises KeyError if absent."""
+        return self._map[node_name]
+
+    def find(self, node_name: str) -> NodeInfo | None:
+        return self._map.get(node_name)
+
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        return self._with_affinity
+
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        return self._with_required_anti_affinity
+
+    def __len__(self) -> int:
+        return len(self._list)
+
+    def refresh_affinity_lists(self) -> None:
+        """Recompute the affinity lists after pods were added or removed in place."""
+        self._with_affinity = [ni for ni in self._list if ni.pods_with_affinity]
+        self._with_required_anti_affinity = [
+            ni for ni in self._list if ni.pods_with_required_anti_affinity
+        ]
+
+    def list(self) -> builtins.list[NodeInfo]:
+        """All node infos, in node-tree order."""
+        return self._list

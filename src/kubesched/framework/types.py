@@ -1,0 +1,243 @@
+"""What plugins read: pods and nodes as the scheduler's cache holds them.
+
+``NodeInfo`` aggregates a node and the pods on it (requested resources, used host ports,
+pods with affinity), as upstream's ``framework.NodeInfo``; ``NodeToStatus`` records why
+nodes were rejected, for the FailedScheduling message and for preemption.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from kubesched.framework.interface import Code, Status
+from kubesched.objects.node import Node
+from kubesched.objects.pod import Pod
+from kubesched.objects.resources import Resource
+
+_generation = itertools.count(1)
+
+#: Host IP meaning "every address" for host ports.
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+@dataclass(slots=True)
+class PodInfo:
+    """A pod in the cache. Wraps the immutable Pod so the cache can swap it on update."""
+
+    pod: Pod
+
+    @property
+    def key(self) -> str:
+        return self.pod.key
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod in the scheduling queue, with what QueueSort and backoff need."""
+
+    pod: Pod
+    #: When the pod was added to the queue (seconds; the simulator uses file order).
+    timestamp: float = 0.0
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: frozenset[str] = frozenset()
+    pending_plugins: frozenset[str] = frozenset()
+    gated: bool = False
+
+
+@dataclass(slots=True)
+class NodeScore:
+    """One node's score from one plugin (mutable: NormalizeScore rewrites it)."""
+
+    name: str
+    score: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImageStateSummary:
+    """An image on a node, with how many nodes in the cluster have it (ImageLocality)."""
+
+    size: int
+    num_nodes: int
+
+
+class HostPortInfo:
+    """Host ports in use on a node: ip → {(protocol, port)}. 0.0.0.0 conflicts with all."""
+
+    __slots__ = ("_ports",)
+
+    def __init__(self) -> None:
+        self._ports: dict[str, set[tuple[str, int]]] = {}
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        self._ports.setdefault(ip or DEFAULT_BIND_ALL_HOST_IP, set()).add((protocol or "TCP", port))
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        ports = self._ports.get(ip or DEFAULT_BIND_ALL_HOST_IP)
+        if ports is not None:
+            ports.discard((protocol or "TCP", port))
+            if not ports:
+                del self._ports[ip or DEFAULT_BIND_ALL_HOST_IP]
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        """Whether (ip, protocol, port) collides with a port in use."""
+        if port <= 0:
+            return False
+        entry = (protocol or "TCP", port)
+        ip = ip or DEFAULT_BIND_ALL_HOST_IP
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(entry in ports for ports in self._ports.values())
+        return entry in self._ports.get(ip, ()) or entry in self._ports.get(
+            DEFAULT_BIND_ALL_HOST_IP, ()
+        )
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._ports.values())
+
+    def copy(self) -> HostPortInfo:
+        out = HostPortInfo()
+        out._ports = {ip: set(p) for ip, p in self._ports.items()}
+        return out
+
+
+class NodeInfo:
+    """A node and the pods assigned (or assumed) to it, with their totals."""
+
+    __slots__ = (
+        "_node",
+        "generation",
+        "image_states",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: Node | None = None, pods: tuple[Pod, ...] = ()) -> None:
+        self._node = node
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.used_ports = HostPortInfo()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.generation = next(_generation)
+        for pod in pods:
+            self.add_pod(pod)
+
+    @property
+    def node(self) -> Node:
+        """The node; raises if the NodeInfo only holds pods of a node not yet seen."""
+        if self._node is None:
+            raise LookupError("node not found")
+        return self._node
+
+    @property
+    def has_node(self) -> bool:
+        return self._node is not None
+
+    @property
+    def name(self) -> str:
+        return self._node.name if self._node is not None else ""
+
+    @property
+    def allocatable(self) -> Resource:
+        return self.node.allocatable
+
+    def set_node(self, node: Node) -> None:
+        self._node = node
+        self.generation = next(_generation)
+
+    def add_pod(self, pod: Pod) -> None:
+        """Account for ``pod`` on this node."""
+        self.add_pod_info(PodInfo(pod))
+
+    def add_pod_info(self, info: PodInfo) -> None:
+        pod = info.pod
+        self.pods.append(info)
+        if pod.has_affinity:
+            self.pods_with_affinity.append(info)
+        if pod.required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(info)
+        self._update(pod, 1)
+
+    def remove_pod(self, pod: Pod) -> bool:
+        """Stop accounting for the pod with ``pod``'s key; False if it was not here."""
+        key = pod.key
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for i, info in enumerate(lst):
+                if info.pod.key == key:
+                    del lst[i]
+                    break
+        for i, info in enumerate(self.pods):
+            if info.pod.key == key:
+                del self.pods[i]
+                self._update(info.pod, -1)
+                return True
+        return False
+
+    def _update(self, pod: Pod, sign: int) -> None:
+        req = pod.requests
+        r = self.requested
+        r.milli_cpu += sign * req.milli_cpu
+        r.memory += sign * req.memory
+        r.ephemeral_storage += sign * req.ephemeral_storage
+        for name, value in req.scalar.items():
+            r.scalar[name] = r.scalar.get(name, 0) + sign * value
+        self.non_zero_requested.milli_cpu += sign * pod.non_zero_milli_cpu
+        self.non_zero_requested.memory += sign * pod.non_zero_memory
+        for port in pod.host_ports:
+            if sign > 0:
+                self.used_ports.add(port.host_ip, port.protocol, port.host_port)
+            else:
+                self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
+        self.generation = next(_generation)
+
+    def clone(self) -> NodeInfo:
+        """An independent copy (pods lists copied; Pod objects are immutable)."""
+        out = NodeInfo.__new__(NodeInfo)
+        out._node = self._node
+        out.pods = list(self.pods)
+        out.pods_with_affinity = list(self.pods_with_affinity)
+        out.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        out.requested = self.requested.copy()
+        out.non_zero_requested = self.non_zero_requested.copy()
+        out.used_ports = self.used_ports.copy()
+        out.image_states = self.image_states
+        out.generation = self.generation
+        return out
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+@dataclass(slots=True)
+class NodeToStatus:
+    """Why each node was rejected, plus one status for nodes not listed (upstream's
+    ``NodeToStatus`` with its absent-nodes status, e.g. for a PreFilterResult)."""
+
+    statuses: dict[str, Status] = field(default_factory=dict)
+    absent: Status = field(default_factory=lambda: Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+
+    def get(self, node_name: str) -> Status:
+        return self.statuses.get(node_name, self.absent)
+
+    def set(self, node_name: str, status: Status) -> None:
+        self.statuses[node_name] = status
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+    def items(self) -> Iterator[tuple[str, Status]]:
+        return iter(self.statuses.items())
+
+    def nodes_for_code(self, code: Code, all_nodes: list[NodeInfo]) -> list[NodeInfo]:
+        """The nodes whose status has ``code``, absent nodes included via ``absent``."""
+        return [n for n in all_nodes if self.get(n.name).code is code]

@@ -1,0 +1,202 @@
+"""The policy lab's commands as functions: ``simulate`` and ``explain``.
+
+Both read a cluster (and pods) from files, resolve priorities as admission would, build
+the configured profiles, and return plain data that ``report`` prints as a table, JSON
+or YAML. The JSON shapes are contracts that scripts depend on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Nominator, StaticClusterLister
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework
+from kubesched.framework.schedule import FitError, SchedulingAlgorithm, SchedulingError
+from kubesched.framework.snapshot import Snapshot
+from kubesched.objects.errors import ObjectError
+from kubesched.objects.pod import Pod
+from kubesched.objects.priority import PriorityResolver
+from kubesched.sim.files import ClusterObjects, InputError, load_objects
+from kubesched.sim.simulator import Placement, Simulator
+
+
+def load_cluster(cluster_file: Path, *pod_files: Path) -> tuple[ClusterObjects, list[Pod]]:
+    """The cluster, and the pods to schedule: the pod files' pods, after the cluster
+    file's own pods that are not bound yet. Priorities are resolved."""
+    cluster = load_objects(cluster_file)
+    pending = [p for p in cluster.pods if not p.node_name]
+    cluster.pods = [p for p in cluster.pods if p.node_name]
+    for path in pod_files:
+        extra = load_objects(path)
+        if extra.nodes:
+            raise InputError(f"{path}: a pods file holds pods only, found a Node")
+        pending.extend(extra.pods)
+        cluster.pdbs.extend(extra.pdbs)
+        cluster.priority_classes.extend(extra.priority_classes)
+    known = {p.key for p in cluster.pods}
+    for pod in pending:
+        if pod.key in known:
+            raise InputError(f"Pod {pod.key}: Duplicate value: the pod is in the cluster already")
+        known.add(pod.key)
+    resolver = PriorityResolver(cluster.priority_classes)
+    try:
+        cluster.pods = [resolver.resolve(p) for p in cluster.pods]
+        pending = [resolver.resolve(p) for p in pending]
+    except ObjectError as err:
+        raise InputError(str(err)) from None
+    return cluster, pending
+
+
+def _lister(cluster: ClusterObjects) -> StaticClusterLister:
+    return StaticClusterLister(cluster.pdbs, cluster.namespaces, cluster.workloads)
+
+
+@dataclasses.dataclass
+class SimulationResult:
+    """What ``simulate`` returns: placements in the order scheduling ended, and totals."""
+
+    placements: list[Placement]
+    simulator: Simulator
+
+
+def simulate(
+    cluster: ClusterObjects,
+    pending: Sequence[Pod],
+    config: KubeSchedulerConfiguration,
+    registry: Registry,
+    seed: int | None = None,
+) -> SimulationResult:
+    """Schedule ``pending`` onto ``cluster``; pods that name a node are bound as given."""
+    bound_now = [p for p in pending if p.node_name]
+    sim = Simulator(
+        cluster.nodes,
+        [*cluster.pods, *bound_now],
+        config,
+        registry,
+        cluster=_lister(cluster),
+        seed=seed,
+    )
+    placements = [Placement(p, p.node_name, None) for p in bound_now]
+    placements += sim.run([p for p in pending if not p.node_name])
+    return SimulationResult(placements, sim)
+
+
+def simulation_json(result: SimulationResult) -> dict[str, Any]:
+    """The ``simulate --output json`` object (a stable contract)."""
+    placements = [
+        {
+            "pod": p.pod.key,
+            "node": p.node,
+            "message": p.message,
+            "preempted": list(p.preempted),
+        }
+        for p in result.placements
+    ]
+    scheduled = sum(1 for p in result.placements if p.node is not None)
+    nodes = []
+    for info in result.simulator.snapshot().list():
+        alloc = info.allocatable
+        nodes.append(
+            {
+                "name": info.name,
+                "pods": len(info.pods),
+                "cpu": {"requested": info.requested.milli_cpu, "allocatable": alloc.milli_cpu},
+                "memory": {"requested": info.requested.memory, "allocatable": alloc.memory},
+                "allowedPods": alloc.allowed_pod_number,
+            }
+        )
+    return {
+        "placements": placements,
+        "summary": {
+            "pods": len(result.placements),
+            "scheduled": scheduled,
+            "unschedulable": len(result.placements) - scheduled,
+            "preempted": sum(len(p.preempted) for p in result.placements),
+            "nodes": nodes,
+        },
+    }
+
+
+def explain(
+    cluster: ClusterObjects,
+    pod: Pod,
+    config: KubeSchedulerConfiguration,
+    registry: Registry,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """Evaluate ``pod`` against every node; the ``explain --output json`` object."""
+    profile = next(
+        (p for p in config.profiles if p.scheduler_name == pod.scheduler_name),
+        config.profiles[0],
+    )
+    snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
+    fwk = Framework(
+        profile,
+        registry,
+        cluster=_lister(cluster),
+        client=_DryRunClient(),
+        nominator=Nominator(),
+        snapshot=snapshot,
+        rng=random.Random(seed),
+    )
+    algo = SchedulingAlgorithm(fwk)
+    state = CycleState()
+    chosen: str | None = None
+    message: str | None = None
+    scores: dict[str, dict[str, int]] = {}
+    totals: dict[str, int] = {}
+    try:
+        result = algo.schedule_pod(state, pod, explain=True)
+        chosen = result.suggested_host
+        diagnosis = result.diagnosis
+        scores, totals = result.plugin_scores, result.totals
+    except FitError as fit:
+        diagnosis = fit.diagnosis
+        if fwk.has_post_filter_plugins():
+            _, status = fwk.run_post_filter_plugins(state, pod, diagnosis.node_to_status)
+            diagnosis.post_filter_msg = status.message if status is not None else ""
+        message = str(fit)
+    except SchedulingError as err:
+        message = err.status.message
+        diagnosis = None
+    nodes = []
+    for node in cluster.nodes:
+        feasible = node.name in totals or node.name == chosen
+        status = None
+        if not feasible and diagnosis is not None:
+            status = diagnosis.node_to_status.get(node.name)
+        nodes.append(
+            {
+                "name": node.name,
+                "feasible": feasible,
+                "rejectedBy": (status.plugin or None) if status is not None else None,
+                "reason": (status.message or None) if status is not None else None,
+                "scores": {
+                    plugin: per_node[node.name]
+                    for plugin, per_node in scores.items()
+                    if node.name in per_node
+                },
+                "score": totals.get(node.name) if feasible else None,
+            }
+        )
+    return {"pod": pod.key, "node": chosen, "message": message, "nodes": nodes}
+
+
+class _DryRunClient:
+    """Explain never changes the cluster: writes are accepted and dropped."""
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        return None
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        return None
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        return None

@@ -1,0 +1,80 @@
+"""Human-readable tables for the policy lab's results (the JSON is the contract)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _pct(used: int, total: int) -> str:
+    return f"{100 * used / total:.0f}%" if total else "-"
+
+
+def _mem(value: int) -> str:
+    for unit, size in (("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024)):
+        if value >= size:
+            return f"{value / size:.1f}{unit}"
+    return str(value)
+
+
+def simulation_table(data: dict[str, Any]) -> str:
+    """Where each pod went (or why not), then per-node utilisation and totals."""
+    rows = []
+    for p in data["placements"]:
+        outcome = p["node"] if p["node"] is not None else "-"
+        note = p["message"] or ""
+        if p["preempted"]:
+            note = ("preempted " + ", ".join(p["preempted"]) + " " + note).strip()
+        rows.append([p["pod"], outcome, note])
+    out = _table(["POD", "NODE", "NOTE"], rows)
+    node_rows = []
+    for n in data["summary"]["nodes"]:
+        cpu, mem = n["cpu"], n["memory"]
+        node_rows.append(
+            [
+                n["name"],
+                f"{n['pods']}/{n['allowedPods']}",
+                f"{cpu['requested']}m/{cpu['allocatable']}m",
+                _pct(cpu["requested"], cpu["allocatable"]),
+                f"{_mem(mem['requested'])}/{_mem(mem['allocatable'])}",
+                _pct(mem["requested"], mem["allocatable"]),
+            ]
+        )
+    out += "\n" + _table(["NODE", "PODS", "CPU", "CPU%", "MEMORY", "MEM%"], node_rows)
+    s = data["summary"]
+    out += (
+        f"\n{s['scheduled']} scheduled, {s['unschedulable']} unschedulable, "
+        f"{s['preempted']} preempted, of {s['pods']} pods\n"
+    )
+    return out
+
+
+def explain_table(data: dict[str, Any]) -> str:
+    """Per node: feasible or the rejecting plugin and reason; scores and total."""
+    plugins: list[str] = []
+    for n in data["nodes"]:
+        for name in n["scores"]:
+            if name not in plugins:
+                plugins.append(name)
+    rows = []
+    for n in data["nodes"]:
+        verdict = "feasible" if n["feasible"] else f"{n['rejectedBy'] or '-'}: {n['reason'] or ''}"
+        scores = [str(n["scores"].get(p, "")) for p in plugins]
+        total = "" if n["score"] is None else str(n["score"])
+        chosen = "*" if n["name"] == data["node"] else ""
+        rows.append([chosen + n["name"], *scores, total, verdict])
+    out = f"pod {data['pod']}: "
+    out += f"goes to {data['node']}\n\n" if data["node"] else f"pending\n  {data['message']}\n\n"
+    out += _table(["NODE", *plugins, "TOTAL", "VERDICT"], rows)
+    return out

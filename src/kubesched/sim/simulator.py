@@ -1,0 +1,286 @@
+"""The policy lab's engine: schedule a workload onto a cluster held in memory.
+
+It runs the live scheduler's logic in one process and in simulated order: a queue sorted
+by the profile's QueueSort, one scheduling cycle at a time, preemption that deletes its
+victims, and pods rejected earlier retried when an event their rejecting plugins
+registered for happens (a pod bound or deleted). There is no clock: backoff is not
+simulated, and a pod is retried as soon as an event may help it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import Nominator, StaticClusterLister
+from kubesched.framework.interface import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    EventResource,
+    QueueingHint,
+    Status,
+)
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, ProfileError
+from kubesched.framework.schedule import FitError, SchedulingAlgorithm, SchedulingError
+from kubesched.framework.snapshot import Snapshot, node_tree_order
+from kubesched.framework.types import NodeInfo, QueuedPodInfo
+from kubesched.objects.node import Node
+from kubesched.objects.pod import Pod
+
+#: A pod bound in the simulation — the event that may help pods rejected for affinity.
+ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD)
+ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
+
+
+@dataclass
+class Placement:
+    """How one pod's scheduling ended."""
+
+    pod: Pod
+    node: str | None
+    message: str | None
+    preempted: list[str] = field(default_factory=list)
+    attempts: int = 0
+
+
+class _Queued:
+    """Heap entry ordered by the profile's QueueSort."""
+
+    __slots__ = ("info", "less")
+
+    def __init__(self, info: QueuedPodInfo, less: Framework) -> None:
+        self.info = info
+        self.less = less
+
+    def __lt__(self, other: _Queued) -> bool:
+        return self.less.queue_sort_less(self.info, other.info)
+
+
+class Simulator:
+    """Holds the simulated cluster and schedules pods onto it."""
+
+    def __init__(
+        self,
+        nodes: Sequence[Node],
+        pods: Iterable[Pod],
+        config: KubeSchedulerConfiguration,
+        registry: Registry,
+        *,
+        cluster: StaticClusterLister | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.node_infos: dict[str, NodeInfo] = {}
+        snapshot = Snapshot.from_objects(nodes, pods)
+        for info in snapshot.list():
+            self.node_infos[info.name] = info
+        self._ordered = node_tree_order(nodes)
+        self.nominator = Nominator()
+        self.cluster = cluster or StaticClusterLister()
+        self.frameworks: dict[str, Framework] = {}
+        self.algorithms: dict[str, SchedulingAlgorithm] = {}
+        errors = []
+        for profile in config.profiles:
+            try:
+                fwk = Framework(
+                    profile,
+                    registry,
+                    cluster=self.cluster,
+                    client=self,
+                    nominator=self.nominator,
+                    rng=self.rng,
+                )
+            except ProfileError as err:
+                errors.extend(err.errors)
+                continue
+            self.frameworks[profile.scheduler_name] = fwk
+            self.algorithms[profile.scheduler_name] = SchedulingAlgorithm(
+                fwk, percentage_of_nodes_to_score=config.percentage_of_nodes_to_score
+            )
+        if errors:
+            raise ProfileError(errors)
+        self._events: list[tuple[ClusterEvent, object, object]] = []
+        self._deleted: list[Pod] = []
+
+    # --- ClusterClient ---------------------------------------------------------------
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """The binding is already reflected in the node info by assume; confirm it."""
+        info = self.node_infos.get(node_name)
+        if info is None:
+            raise LookupError(f'node "{node_name}" not found')
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        """Remove a preemption victim from its node."""
+        info = self.node_infos.get(pod.node_name)
+        if info is not None and info.remove_pod(pod):
+            self._deleted.append(pod)
+            self._events.append((ASSIGNED_POD_DELETE, pod, None))
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Nominations are kept in the nominator; nothing else to record."""
+        return None
+
+    # --- scheduling ------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The cluster as the next cycle sees it."""
+        return Snapshot(self.node_infos[n.name] for n in self._ordered)
+
+    def run(self, pending: Sequence[Pod]) -> list[Placement]:
+        """Schedule ``pending`` (in file order for pods of equal rank) until no pod can
+        make progress; returns one Placement per pod, in the order their scheduling ended."""
+        outcomes: dict[str, Placement] = {}
+        ended: dict[str, int] = {}
+        seq = 0
+        active: list[_Queued] = []
+        unschedulable: dict[str, tuple[QueuedPodInfo, frozenset[str]]] = {}
+        current: dict[str, Pod] = {}
+        first = next(iter(self.frameworks.values()), None)
+
+        for index, pod in enumerate(pending):
+            current[pod.key] = pod
+            outcomes[pod.key] = Placement(pod, None, None)
+            fwk = self.frameworks.get(pod.scheduler_name)
+            if fwk is None or first is None:
+                outcomes[
+                    pod.key
+                ].message = (
+                    f'no profile serves schedulerName "{pod.scheduler_name}"; the pod stays pending'
+                )
+                ended[pod.key] = seq = seq + 1
+                continue
+            info = QueuedPodInfo(pod, timestamp=float(index))
+            status = fwk.run_pre_enqueue_plugins(pod)
+            if status is not None and status.code is not Code.SUCCESS:
+                outcomes[pod.key].message = status.message
+                ended[pod.key] = seq = seq + 1
+                continue
+            heapq.heappush(active, _Queued(info, first))
+
+        max_attempts = 10 * len(pending) + 100
+        attempts = 0
+        while active and attempts < max_attempts:
+            attempts += 1
+            qinfo = heapq.heappop(active).info
+            pod = current[qinfo.pod.key]
+            qinfo.pod = pod
+            qinfo.attempts += 1
+            placement = outcomes[pod.key]
+            placement.attempts = qinfo.attempts
+            node, message, rejectors = self._attempt(pod, placement)
+            seq += 1
+            ended[pod.key] = seq
+            if node is not None:
+                placement.node = node
+                placement.message = None
+                current[pod.key] = dataclasses.replace(pod, node_name=node, nominated_node_name="")
+                self._events.append((ASSIGNED_POD_ADD, None, current[pod.key]))
+            else:
+                placement.message = message
+                nominated = self.nominator.nominated_node(pod)
+                if nominated != pod.nominated_node_name:
+                    current[pod.key] = dataclasses.replace(pod, nominated_node_name=nominated)
+                    qinfo.pod = current[pod.key]
+                qinfo.unschedulable_plugins = rejectors
+                unschedulable[pod.key] = (qinfo, rejectors)
+            # Events happen after the attempt ends, as they would reach a live queue.
+            for key in self._move_on_events(unschedulable, current):
+                moved, _ = unschedulable.pop(key)
+                heapq.heappush(active, _Queued(moved, first))  # type: ignore[arg-type]
+            self._events.clear()
+
+        return sorted(outcomes.values(), key=lambda p: ended.get(p.pod.key, 0))
+
+    def _attempt(self, pod: Pod, placement: Placement) -> tuple[str | None, str, frozenset[str]]:
+        """One scheduling cycle (and the binding cycle, run inline)."""
+        fwk = self.frameworks[pod.scheduler_name]
+        algo = self.algorithms[pod.scheduler_name]
+        fwk.set_snapshot(self.snapshot())
+        state = CycleState()
+        try:
+            result = algo.schedule_pod(state, pod)
+        except FitError as fit:
+            rejectors = frozenset(fit.diagnosis.unschedulable_plugins)
+            if fwk.has_post_filter_plugins():
+                deleted_before = len(self._deleted)
+                r, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
+                fit.diagnosis.post_filter_msg = status.message if status is not None else ""
+                if r is not None:
+                    if r.nominated_node_name:
+                        self.nominator.add_nominated_pod(pod, r.nominated_node_name)
+                    else:
+                        self.nominator.delete_nominated_pod(pod)
+                placement.preempted.extend(p.key for p in self._deleted[deleted_before:])
+            return None, str(fit), rejectors
+        except SchedulingError as err:
+            return None, err.status.message, frozenset({err.status.plugin} - {""})
+
+        host = result.suggested_host
+        assumed = dataclasses.replace(pod, node_name=host, nominated_node_name="")
+        self.node_infos[host].add_pod(assumed)
+        self.nominator.delete_nominated_pod(pod)
+        failure = fwk.run_reserve_plugins_reserve(state, pod, host)
+        if failure is None:
+            failure, _ = fwk.run_permit_plugins(state, pod, host)
+            if failure is not None and failure.code is Code.WAIT:
+                failure = Status(
+                    Code.UNSCHEDULABLE, ("Permit plugins asked to wait; not simulated",)
+                )
+        if failure is None:
+            failure = fwk.run_pre_bind_plugins(state, pod, host)
+        if failure is None:
+            failure = fwk.run_bind_plugins(state, pod, host)
+        if failure is not None:
+            fwk.run_reserve_plugins_unreserve(state, pod, host)
+            self.node_infos[host].remove_pod(assumed)
+            return None, failure.message, frozenset({failure.plugin} - {""})
+        fwk.run_post_bind_plugins(state, pod, host)
+        return host, "", frozenset()
+
+    def _move_on_events(
+        self,
+        unschedulable: dict[str, tuple[QueuedPodInfo, frozenset[str]]],
+        current: dict[str, Pod],
+    ) -> list[str]:
+        if not self._events or not unschedulable:
+            return []
+        moved = []
+        for key, (qinfo, rejectors) in unschedulable.items():
+            fwk = self.frameworks[qinfo.pod.scheduler_name]
+            registered = fwk.events_to_register()
+            if any(
+                self._helps(qinfo.pod, registered.get(plugin, ()), event, old, new)
+                for plugin in (rejectors or registered.keys())
+                for event, old, new in self._events
+            ):
+                moved.append(key)
+        return moved
+
+    @staticmethod
+    def _helps(
+        pod: Pod,
+        hints: Iterable[ClusterEventWithHint],
+        event: ClusterEvent,
+        old: object,
+        new: object,
+    ) -> bool:
+        for h in hints:
+            if not h.event.matches(event):
+                continue
+            if h.hint is None:
+                return True
+            try:
+                if h.hint(pod, old, new) is QueueingHint.QUEUE:
+                    return True
+            except Exception:
+                return True  # a failing hint queues the pod, as upstream
+        return False
