@@ -256,3 +256,9 @@ def test_events_default_to_wildcard_for_plugins_without_enqueue_extensions() -> 
     events = fwk.events_to_register()
     assert list(events) == ["A"]
     assert events["A"][0].event.resource.value == "*"
+
+
+def test_weight_of_a_plugin_named_by_import_path_is_kept_under_its_own_name() -> None:
+    reg = registry().merged({"mod:factory": lambda a, h: FilterScore("Custom", a)})
+    fwk = Framework(profile((PluginRef("mod:factory", 7),)), reg)
+    assert fwk.score_weights == {"Custom": 7}

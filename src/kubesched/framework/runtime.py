@@ -181,10 +181,13 @@ class Framework:
                 )
             )
         weighted = [*profile.plugins.score.enabled, *profile.plugins.multi_point.enabled]
-        score_names = {p.name for p in self.points["score"]}
+        # Weights are kept under the plugin's own name, which is what scoring reports;
+        # for a plugin named by import path it differs from the configured name.
+        scoring = {id(p) for p in self.points["score"]}
         for ref in weighted:
-            if ref.name in score_names and ref.name not in self.score_weights:
-                self.score_weights[ref.name] = ref.weight or 1
+            plugin = self.plugins.get(ref.name)
+            if plugin is not None and id(plugin) in scoring:
+                self.score_weights.setdefault(plugin.name, ref.weight or 1)
         return errors
 
     def _explicit(self, plugin_set: Any, wire: str, plugins_path: str) -> list[FieldError]:
