@@ -22,8 +22,10 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, ProfileError
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import report
+from kubesched.sim.bench import run_bench
 from kubesched.sim.files import InputError
 from kubesched.sim.lab import explain, load_cluster, simulate, simulation_json
+from kubesched.sim.workloads import DEFAULT_SIZES, WORKLOADS
 
 EXIT_USAGE = 2
 
@@ -80,6 +82,46 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    registry = in_tree_registry()
+    config = load_profiles_config(args.config, registry)
+    nodes, init_pods, pods = DEFAULT_SIZES[args.workload]
+    nodes = nodes if args.nodes is None else args.nodes
+    init_pods = init_pods if args.init_pods is None else args.init_pods
+    pods = pods if args.pods is None else args.pods
+    for name, value in (("--nodes", nodes), ("--init-pods", init_pods), ("--pods", pods)):
+        if value < 0 or (name == "--nodes" and value == 0):
+            raise UserError(f"{name}: Invalid value: {value}: must be a positive number")
+    show = sys.stderr.isatty() and not args.json
+    result = run_bench(
+        args.workload,
+        nodes,
+        init_pods,
+        pods,
+        config,
+        registry,
+        seed=args.seed,
+        progress=_progress_bar if show else None,
+    )
+    if show:
+        sys.stderr.write("\n")
+    if args.json:
+        json.dump(result.to_json(), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(report.bench_text(result.to_json()))
+    return 0
+
+
+def _progress_bar(done: int, total: int) -> None:
+    if done % 100 and done != total:
+        return
+    width = 40
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} pods")
+    sys.stderr.flush()
+
+
 def _emit(output: str, data: dict[str, Any], table: Any) -> None:
     if output == "json":
         json.dump(data, sys.stdout, indent=2)
@@ -115,6 +157,18 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     exp.add_argument("--output", "-o", choices=("table", "json"), default="table")
     exp.set_defaults(func=_cmd_explain)
+
+    bench = sub.add_parser(
+        "bench", help="measure a profile on a scheduler_perf-like workload, every node scored"
+    )
+    bench.add_argument("--workload", choices=WORKLOADS, default="basic")
+    bench.add_argument("--nodes", type=int, help="nodes (default per workload, 5000)")
+    bench.add_argument("--init-pods", type=int, help="pods placed before measuring")
+    bench.add_argument("--pods", type=int, help="pods measured")
+    bench.add_argument("--config", help="KubeSchedulerConfiguration file (default profile)")
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.set_defaults(func=_cmd_bench)
     return parser
 
 

@@ -78,3 +78,15 @@ def explain_table(data: dict[str, Any]) -> str:
     out += f"goes to {data['node']}\n\n" if data["node"] else f"pending\n  {data['message']}\n\n"
     out += _table(["NODE", *plugins, "TOTAL", "VERDICT"], rows)
     return out
+
+
+def bench_text(data: dict[str, Any]) -> str:
+    """The benchmark's figures, one per line."""
+    return (
+        f"workload {data['workload']}: {data['nodes']} nodes, {data['init_pods']} initial pods, "
+        f"{data['pods']} measured pods ({data['scheduled']} scheduled)\n"
+        f"  {data['pods_per_second']} pods/s over {data['seconds']} s "
+        f"(every node evaluated)\n"
+        f"  per-pod latency p50 {data['p50_ms']} ms, p99 {data['p99_ms']} ms\n"
+        f"  set-up {data['setup_seconds']} s, peak RSS {data['peak_rss_mb']} MiB\n"
+    )

@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import random
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kubesched.config import KubeSchedulerConfiguration
@@ -135,9 +136,16 @@ class Simulator:
         """The cluster as the next cycle sees it."""
         return Snapshot(self.node_infos[n.name] for n in self._ordered)
 
-    def run(self, pending: Sequence[Pod]) -> list[Placement]:
+    def run(
+        self,
+        pending: Sequence[Pod],
+        observe: Callable[[Pod, float], None] | None = None,
+    ) -> list[Placement]:
         """Schedule ``pending`` (in file order for pods of equal rank) until no pod can
-        make progress; returns one Placement per pod, in the order their scheduling ended."""
+        make progress; returns one Placement per pod, in the order their scheduling ended.
+
+        ``observe(pod, seconds)`` is called after every attempt with its duration.
+        """
         outcomes: dict[str, Placement] = {}
         ended: dict[str, int] = {}
         seq = 0
@@ -176,7 +184,10 @@ class Simulator:
             qinfo.attempts += 1
             placement = outcomes[pod.key]
             placement.attempts = qinfo.attempts
+            started = time.perf_counter()
             node, message, rejectors = self._attempt(pod, placement)
+            if observe is not None:
+                observe(pod, time.perf_counter() - started)
             seq += 1
             ended[pod.key] = seq
             if node is not None:

@@ -1,0 +1,101 @@
+"""What a profile costs: scheduler_perf-like workloads scheduled in-process.
+
+Every node is evaluated (percentageOfNodesToScore 100), unlike kube-scheduler's adaptive
+default, so the figures say what scoring the whole cluster costs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.framework.registry import Registry
+from kubesched.objects.pod import Pod
+from kubesched.sim.simulator import Simulator
+from kubesched.sim.workloads import make_nodes, make_pods
+
+
+@dataclass
+class BenchResult:
+    """The figures of one benchmark run."""
+
+    workload: str
+    nodes: int
+    init_pods: int
+    pods: int
+    scheduled: int
+    seconds: float
+    pods_per_second: float
+    p50_ms: float
+    p99_ms: float
+    setup_seconds: float
+    peak_rss_mb: float
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def every_node_config(config: KubeSchedulerConfiguration) -> KubeSchedulerConfiguration:
+    """``config`` with percentageOfNodesToScore 100 in every profile."""
+    profiles = tuple(
+        dataclasses.replace(p, percentage_of_nodes_to_score=100) for p in config.profiles
+    )
+    return dataclasses.replace(config, profiles=profiles, percentage_of_nodes_to_score=100)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def run_bench(
+    workload: str,
+    nodes: int,
+    init_pods: int,
+    pods: int,
+    config: KubeSchedulerConfiguration,
+    registry: Registry,
+    *,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> BenchResult:
+    """Place ``init_pods`` (not measured), then schedule and time ``pods`` pods."""
+    started = time.perf_counter()
+    sim = Simulator(make_nodes(nodes), (), every_node_config(config), registry, seed=seed)
+    sim.run(list(make_pods(workload, init_pods, "init")))
+    measured = list(make_pods(workload, pods, "pod"))
+    setup = time.perf_counter() - started
+    latencies: list[float] = []
+
+    def observe(pod: Pod, seconds: float) -> None:
+        latencies.append(seconds)
+        if progress is not None:
+            progress(len(latencies), pods)
+
+    started = time.perf_counter()
+    placements = sim.run(measured, observe)
+    elapsed = time.perf_counter() - started
+    scheduled = sum(1 for p in placements if p.node is not None)
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return BenchResult(
+        workload=workload,
+        nodes=nodes,
+        init_pods=init_pods,
+        pods=pods,
+        scheduled=scheduled,
+        seconds=round(elapsed, 3),
+        pods_per_second=round(pods / elapsed, 1) if elapsed else 0.0,
+        p50_ms=round(1000 * statistics.median(latencies), 3) if latencies else 0.0,
+        p99_ms=round(1000 * _percentile(latencies, 0.99), 3),
+        setup_seconds=round(setup, 3),
+        peak_rss_mb=round(peak_kb / 1024, 1),
+    )
