@@ -143,6 +143,10 @@ class Nominator:
         else:
             self._by_node.pop(node, None)
 
+    def nominated_nodes(self) -> Iterable[str]:
+        """The nodes that have nominated pods."""
+        return self._by_node.keys()
+
     def nominated_node(self, pod: Pod) -> str:
         return self._node_of.get(pod.key, "")
 

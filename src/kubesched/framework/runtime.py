@@ -365,17 +365,23 @@ class Framework:
         for plugin in self.points["filter"]:
             if skip and plugin.name in skip:
                 continue
-            try:
-                status: Status | None = plugin.filter(state, pod, node_info)
-            except Exception as err:
-                status = Status.error(f"{type(err).__name__}: {err}")
-            if status is not None and status.code is not Code.SUCCESS:
-                if not status.is_rejected():
-                    status = Status.error(
-                        f'running "{plugin.name}" filter plugin: {status.message}'
-                    )
-                return status.with_plugin(plugin.name)
+            status = self.run_filter_plugin(plugin, state, pod, node_info)
+            if status is not None:
+                return status
         return None
+
+    @staticmethod
+    def run_filter_plugin(
+        plugin: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status | None:
+        """One Filter on one node: None, a rejection, or an Error, named after ``plugin``."""
+        try:
+            status = plugin.filter(state, pod, node_info)
+        except Exception as err:  # a plugin bug must not stop the scheduler
+            status = Status.error(f"{type(err).__name__}: {err}")
+        if status is None or status.code is Code.SUCCESS:
+            return None
+        return filter_status(plugin.name, status)
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
@@ -484,25 +490,16 @@ class Framework:
             for info in nodes:
                 value, status = plugin.score(state, pod, info)
                 if status is not None and status.code is not Code.SUCCESS:
-                    return {}, Status.error(
-                        f'running Score plugins: plugin "{plugin.name}" failed with: '
-                        f"{status.message}"
-                    ).with_plugin(plugin.name)
+                    return {}, score_error(plugin.name, status)
                 scores.append(NodeScore(info.name, value))
             ext = plugin.score_extensions()
             if ext is not None:
                 status = ext.normalize_score(state, pod, scores)
                 if status is not None and status.code is not Code.SUCCESS:
-                    return {}, Status.error(
-                        f'running Normalize on Score plugins: plugin "{plugin.name}" '
-                        f"failed with: {status.message}"
-                    ).with_plugin(plugin.name)
+                    return {}, normalize_error(plugin.name, status)
             for s in scores:
                 if not MIN_NODE_SCORE <= s.score <= MAX_NODE_SCORE:
-                    return {}, Status.error(
-                        f'plugin "{plugin.name}" returns an invalid score {s.score}, it should '
-                        f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    ).with_plugin(plugin.name)
+                    return {}, range_error(plugin.name, s.score)
             out[plugin.name] = scores
         return out, None
 
@@ -576,6 +573,33 @@ class Framework:
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.points["postBind"]:
             plugin.post_bind(state, pod, node_name)
+
+
+def filter_status(plugin: str, status: Status) -> Status:
+    """A Filter's non-success verdict as the runner reports it: rejections keep their
+    code, anything else becomes an Error; both name the plugin."""
+    if not status.is_rejected():
+        status = Status.error(f'running "{plugin}" filter plugin: {status.message}')
+    return status.with_plugin(plugin)
+
+
+def score_error(plugin: str, status: Status) -> Status:
+    return Status.error(
+        f'running Score plugins: plugin "{plugin}" failed with: {status.message}'
+    ).with_plugin(plugin)
+
+
+def normalize_error(plugin: str, status: Status) -> Status:
+    return Status.error(
+        f'running Normalize on Score plugins: plugin "{plugin}" failed with: {status.message}'
+    ).with_plugin(plugin)
+
+
+def range_error(plugin: str, score: int) -> Status:
+    return Status.error(
+        f'plugin "{plugin}" returns an invalid score {score}, it should '
+        f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    ).with_plugin(plugin)
 
 
 def _call_status(plugin: PreEnqueuePlugin, method: str, pod: Pod) -> Status | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable, Sequence
 
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.types import ImageStateSummary, NodeInfo
 from kubesched.objects.node import LABEL_REGION, LABEL_ZONE, Node
 from kubesched.objects.pod import Pod
@@ -39,16 +40,44 @@ def node_tree_order(nodes: Sequence[Node]) -> list[Node]:
 class Snapshot:
     """Node infos for one cycle, in node-tree order, with lookups plugins need."""
 
-    def __init__(self, node_infos: Iterable[NodeInfo]) -> None:
+    def __init__(self, node_infos: Iterable[NodeInfo], *, columnar: bool = False) -> None:
         self._list = list(node_infos)
         self._map = {ni.name: ni for ni in self._list}
         self._with_affinity = [ni for ni in self._list if ni.pods_with_affinity]
         self._with_required_anti_affinity = [
             ni for ni in self._list if ni.pods_with_required_anti_affinity
         ]
+        self._affinity_dirty = False
+        #: The columnar view of the same nodes (None: plugins take the per-node path).
+        self.table: NodeTable | None = NodeTable(self._list) if columnar else None
+
+    def add_pod(self, pod: Pod) -> None:
+        """Account for ``pod`` on its node (``pod.node_name``), in every view."""
+        info = self._map[pod.node_name]
+        info.add_pod(pod)
+        if self.table is not None:
+            self.table.add_pod(self.table.rows[pod.node_name], pod)
+        if pod.has_affinity:
+            self._affinity_dirty = True
+
+    def remove_pod(self, pod: Pod) -> bool:
+        """Stop accounting for ``pod`` on its node; False if it was not there."""
+        info = self._map.get(pod.node_name)
+        if info is None:
+            return False
+        stored = next((p.pod for p in info.pods if p.pod.key == pod.key), None)
+        if stored is None or not info.remove_pod(stored):
+            return False
+        if self.table is not None:
+            self.table.remove_pod(self.table.rows[pod.node_name], stored)
+        if stored.has_affinity:
+            self._affinity_dirty = True
+        return True
 
     @classmethod
-    def from_objects(cls, nodes: Sequence[Node], pods: Iterable[Pod]) -> Snapshot:
+    def from_objects(
+        cls, nodes: Sequence[Node], pods: Iterable[Pod], *, columnar: bool = False
+    ) -> Snapshot:
         """Build a snapshot of ``nodes`` with the assigned, non-terminal ``pods`` on them.
 
         Pods bound to nodes not in the list are ignored, as the cache ignores them until
@@ -77,7 +106,7 @@ class Snapshot:
             info.image_states = {
                 name: states[name] for image in info.node.images for name in image.names
             }
-        return cls(infos.values())
+        return cls(infos.values(), columnar=columnar)
 
     def get(self, node_name: str) -> NodeInfo:
         """The node info of ``node_name``; raises KeyError if absent."""
@@ -87,9 +116,13 @@ class Snapshot:
         return self._map.get(node_name)
 
     def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        if self._affinity_dirty:
+            self.refresh_affinity_lists()
         return self._with_affinity
 
     def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        if self._affinity_dirty:
+            self.refresh_affinity_lists()
         return self._with_required_anti_affinity
 
     def __len__(self) -> int:
@@ -101,6 +134,7 @@ class Snapshot:
         self._with_required_anti_affinity = [
             ni for ni in self._list if ni.pods_with_required_anti_affinity
         ]
+        self._affinity_dirty = False
 
     def list(self) -> builtins.list[NodeInfo]:
         """All node infos, in node-tree order."""

@@ -8,8 +8,11 @@ nodes were rejected, for the FailedScheduling message and for preemption.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from kubesched.framework.interface import Code, Status
 from kubesched.objects.node import Node
@@ -218,25 +221,70 @@ class NodeInfo:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
 
 
-@dataclass(slots=True)
 class NodeToStatus:
     """Why each node was rejected, plus one status for nodes not listed (upstream's
-    ``NodeToStatus`` with its absent-nodes status, e.g. for a PreFilterResult)."""
+    ``NodeToStatus`` with its absent-nodes status, e.g. for a PreFilterResult).
 
-    statuses: dict[str, Status] = field(default_factory=dict)
-    absent: Status = field(default_factory=lambda: Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+    The columnar path adds rejections in bulk (rows of a node table with status codes);
+    they are turned into per-node entries only when someone asks for them, so that an
+    attempt that rejects thousands of nodes pays nothing for reasons nobody reads.
+    """
+
+    __slots__ = ("_bulk", "_bulk_len", "absent", "statuses")
+
+    def __init__(
+        self, statuses: dict[str, Status] | None = None, absent: Status | None = None
+    ) -> None:
+        self.statuses: dict[str, Status] = statuses if statuses is not None else {}
+        self.absent = absent if absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        self._bulk: list[tuple[Sequence[str], Any, Any, tuple[Status, ...]]] = []
+        self._bulk_len = 0
+
+    def add_bulk(
+        self, names: Sequence[str], rows: Any, codes: Any, statuses: tuple[Status, ...]
+    ) -> None:
+        """Record ``statuses[codes[i] - 1]`` for node ``names[rows[i]]``, lazily."""
+        if len(rows):
+            self._bulk.append((names, rows, codes, statuses))
+            self._bulk_len += len(rows)
+
+    def _materialize(self) -> None:
+        for names, rows, codes, statuses in self._bulk:
+            for row, code in zip(rows.tolist(), codes.tolist(), strict=True):
+                self.statuses[names[row]] = statuses[code - 1]
+        self._bulk.clear()
+        self._bulk_len = 0
 
     def get(self, node_name: str) -> Status:
+        if self._bulk:
+            self._materialize()
         return self.statuses.get(node_name, self.absent)
 
     def set(self, node_name: str, status: Status) -> None:
+        if self._bulk:
+            self._materialize()
         self.statuses[node_name] = status
 
     def __len__(self) -> int:
-        return len(self.statuses)
+        return len(self.statuses) + self._bulk_len
 
     def items(self) -> Iterator[tuple[str, Status]]:
+        if self._bulk:
+            self._materialize()
         return iter(self.statuses.items())
+
+    def reason_counts(self) -> dict[str, int]:
+        """How many listed nodes give each reason (absent nodes not included)."""
+        counts: dict[str, int] = {}
+        for status in self.statuses.values():
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        for _, _, codes, statuses in self._bulk:
+            values, numbers = np.unique(codes, return_counts=True)
+            for code, number in zip(values.tolist(), numbers.tolist(), strict=True):
+                for reason in statuses[code - 1].reasons:
+                    counts[reason] = counts.get(reason, 0) + number
+        return counts
 
     def nodes_for_code(self, code: Code, all_nodes: list[NodeInfo]) -> list[NodeInfo]:
         """The nodes whose status has ``code``, absent nodes included via ``absent``."""

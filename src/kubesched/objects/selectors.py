@@ -72,7 +72,7 @@ _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
 
-def _parse_int64(text: str) -> int | None:
+def parse_int64(text: str) -> int | None:
     """``text`` as a base-10 int64, or None where Go's ``strconv.ParseInt`` fails.
 
     Python's ``int()`` is more lenient than Go (it takes spaces, underscores and
@@ -113,7 +113,7 @@ class Requirement:
         object.__setattr__(self, "_value_set", frozenset(self.values))
         bound = None
         if self.operator in (GT, LT) and len(self.values) == 1:
-            bound = _parse_int64(self.values[0])
+            bound = parse_int64(self.values[0])
         object.__setattr__(self, "_bound", bound)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
@@ -138,7 +138,7 @@ class Requirement:
         value = labels.get(self.key)
         if bound is None or value is None:
             return False
-        number = _parse_int64(value)
+        number = parse_int64(value)
         if number is None:
             return False
         return number > bound if operator == GT else number < bound
@@ -540,7 +540,7 @@ def _decode_expression(data: object, path: str, operators: tuple[str, ...]) -> R
                 values_path,
                 _required("must be specified single value when `operator` is 'Lt' or 'Gt'"),
             )
-        if _parse_int64(values[0]) is None:
+        if parse_int64(values[0]) is None:
             raise ObjectError(
                 _index(values_path, 0),
                 _invalid(values[0], "for 'Gt', 'Lt' operators, the value must be an integer"),

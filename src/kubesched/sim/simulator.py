@@ -31,8 +31,8 @@ from kubesched.framework.interface import (
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, ProfileError
 from kubesched.framework.schedule import FitError, SchedulingAlgorithm, SchedulingError
-from kubesched.framework.snapshot import Snapshot, node_tree_order
-from kubesched.framework.types import NodeInfo, QueuedPodInfo
+from kubesched.framework.snapshot import Snapshot
+from kubesched.framework.types import QueuedPodInfo
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 
@@ -77,13 +77,12 @@ class Simulator:
         *,
         cluster: StaticClusterLister | None = None,
         seed: int | None = None,
+        columnar: bool = True,
     ) -> None:
         self.rng = random.Random(seed)
-        self.node_infos: dict[str, NodeInfo] = {}
-        snapshot = Snapshot.from_objects(nodes, pods)
-        for info in snapshot.list():
-            self.node_infos[info.name] = info
-        self._ordered = node_tree_order(nodes)
+        # One snapshot, kept up to date pod by pod: the simulation is serial, so every
+        # cycle sees the cluster as the previous one left it.
+        self._snapshot = Snapshot.from_objects(nodes, pods, columnar=columnar)
         self.nominator = Nominator()
         self.cluster = cluster or StaticClusterLister()
         self.frameworks: dict[str, Framework] = {}
@@ -114,15 +113,13 @@ class Simulator:
     # --- ClusterClient ---------------------------------------------------------------
 
     def bind(self, pod: Pod, node_name: str) -> None:
-        """The binding is already reflected in the node info by assume; confirm it."""
-        info = self.node_infos.get(node_name)
-        if info is None:
+        """The binding is already reflected in the snapshot by assume; confirm it."""
+        if self._snapshot.find(node_name) is None:
             raise LookupError(f'node "{node_name}" not found')
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Remove a preemption victim from its node."""
-        info = self.node_infos.get(pod.node_name)
-        if info is not None and info.remove_pod(pod):
+        if self._snapshot.remove_pod(pod):
             self._deleted.append(pod)
             self._events.append((ASSIGNED_POD_DELETE, pod, None))
 
@@ -134,7 +131,7 @@ class Simulator:
 
     def snapshot(self) -> Snapshot:
         """The cluster as the next cycle sees it."""
-        return Snapshot(self.node_infos[n.name] for n in self._ordered)
+        return self._snapshot
 
     def run(
         self,
@@ -237,7 +234,7 @@ class Simulator:
 
         host = result.suggested_host
         assumed = dataclasses.replace(pod, node_name=host, nominated_node_name="")
-        self.node_infos[host].add_pod(assumed)
+        self._snapshot.add_pod(assumed)
         self.nominator.delete_nominated_pod(pod)
         failure = fwk.run_reserve_plugins_reserve(state, pod, host)
         if failure is None:
@@ -252,7 +249,7 @@ class Simulator:
             failure = fwk.run_bind_plugins(state, pod, host)
         if failure is not None:
             fwk.run_reserve_plugins_unreserve(state, pod, host)
-            self.node_infos[host].remove_pod(assumed)
+            self._snapshot.remove_pod(assumed)
             return None, failure.message, frozenset({failure.plugin} - {""})
         fwk.run_post_bind_plugins(state, pod, host)
         return host, "", frozenset()
