@@ -72,6 +72,8 @@ def simulate(
     config: KubeSchedulerConfiguration,
     registry: Registry,
     seed: int | None = None,
+    *,
+    columnar: bool = True,
 ) -> SimulationResult:
     """Schedule ``pending`` onto ``cluster``; pods that name a node are bound as given."""
     bound_now = [p for p in pending if p.node_name]
@@ -82,6 +84,7 @@ def simulate(
         registry,
         cluster=_lister(cluster),
         seed=seed,
+        columnar=columnar,
     )
     placements = [Placement(p, p.node_name, None) for p in bound_now]
     placements += sim.run([p for p in pending if not p.node_name])

@@ -103,7 +103,9 @@ class Simulator:
                 continue
             self.frameworks[profile.scheduler_name] = fwk
             self.algorithms[profile.scheduler_name] = SchedulingAlgorithm(
-                fwk, percentage_of_nodes_to_score=config.percentage_of_nodes_to_score
+                fwk,
+                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+                columnar=columnar,
             )
         if errors:
             raise ProfileError(errors)
