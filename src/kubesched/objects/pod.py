@@ -9,8 +9,8 @@ API server's priority admission does, because it needs the PriorityClasses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from typing import Any
 
@@ -126,6 +126,15 @@ class Pod:
         """``namespace/name``, the pod's identity in messages and maps."""
         return f"{self.namespace}/{self.name}"
 
+    def evolve(self, **changes: Any) -> Pod:
+        """A copy with ``changes`` applied: ``dataclasses.replace`` without its cost
+        (it re-runs ``__init__`` over some thirty fields; the scheduler copies a pod
+        every time it assumes or binds one)."""
+        unknown = changes.keys() - _FIELD_SET
+        if unknown:
+            raise TypeError(f"Pod has no fields {sorted(unknown)}")
+        return _copy_pod(self, changes)
+
     @property
     def is_terminal(self) -> bool:
         """Succeeded and Failed pods hold no resources on their node."""
@@ -170,6 +179,25 @@ class Pod:
             return _decode_pod(obj, meta, namespace, name)
         except ObjectError as err:
             raise err.located(f"Pod {namespace}/{name}" if name else "Pod") from None
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(Pod))
+_FIELD_SET = frozenset(_FIELD_NAMES)
+
+
+def _make_copier() -> Callable[[Pod, dict[str, Any]], Pod]:
+    # One straight-line function over the fields: about four times faster than a loop
+    # of getattr/setattr, which matters at thousands of pods per second.
+    lines = ["def copy(pod, changes):", "    new = new_pod(Pod)", "    get = changes.get"]
+    lines += [f"    set_(new, {n!r}, get({n!r}, pod.{n}))" for n in _FIELD_NAMES]
+    lines.append("    return new")
+    scope: dict[str, Any] = {"new_pod": object.__new__, "Pod": Pod, "set_": object.__setattr__}
+    exec("\n".join(lines), scope)
+    copier: Callable[[Pod, dict[str, Any]], Pod] = scope["copy"]
+    return copier
+
+
+_copy_pod = _make_copier()
 
 
 def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:

@@ -7,7 +7,6 @@ from files have not been through admission, so the simulator resolves them here.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from kubesched.objects.errors import ObjectError
@@ -48,9 +47,8 @@ class PriorityResolver:
         else:
             cls = self._default
         if cls is None:
-            return dataclasses.replace(pod, priority=0, spec_priority=0)
-        return dataclasses.replace(
-            pod,
+            return pod.evolve(priority=0, spec_priority=0)
+        return pod.evolve(
             priority=cls.value,
             spec_priority=cls.value,
             preemption_policy=cls.preemption_policy,

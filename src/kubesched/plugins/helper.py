@@ -1,6 +1,7 @@
 """Small pieces the in-tree plugins share, after upstream's ``plugins/helper`` package.
 
-Score normalization (``DefaultNormalizeScore``) with Go's integer arithmetic, the taint
+Score normalization (``DefaultNormalizeScore``) with Go's integer arithmetic, over a list
+of NodeScores and over a numpy array for the columnar path, the taint
 effects that keep pods off a node, the type checks that queueing-hint functions make on
 the objects they are given (upstream's ``util.As``), and the bridge from object-decoding
 errors to the field errors that plugin args report.
@@ -11,6 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.framework.args import ArgsError, FieldError
 from kubesched.framework.interface import Status
@@ -25,6 +29,7 @@ __all__ = [
     "as_deleted",
     "check_no_args",
     "default_normalize_score",
+    "default_normalize_scores",
     "field_error_from_object_error",
     "go_div",
     "join_path",
@@ -72,6 +77,26 @@ def default_normalize_score(
         score = go_div(max_priority * node_score.score, max_count)
         node_score.score = max_priority - score if reverse else score
     return None
+
+
+def default_normalize_scores(
+    max_priority: int, reverse: bool, scores: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """``default_normalize_score`` over an int64 array: a new array, the same numbers.
+
+    The division truncates toward zero as Go's does (only a negative score, which
+    upstream does not expect, would tell it from floor division).
+    """
+    scores = np.asarray(scores, dtype=np.int64)
+    max_count = int(scores.max()) if len(scores) else 0
+    if max_count <= 0:
+        if reverse:
+            return np.full(len(scores), max_priority, dtype=np.int64)
+        return scores.copy()
+    scaled = scores * max_priority
+    quotient = np.abs(scaled) // max_count
+    normalized = np.where(scaled < 0, -quotient, quotient)
+    return max_priority - normalized if reverse else normalized
 
 
 def as_changed(cls: type[T], old: object, new: object) -> tuple[T | None, T]:

@@ -6,6 +6,11 @@ scheduler-enforced ``addedAffinity`` of the plugin's args when set. PreFilter na
 nodes to those named by ``matchFields`` on ``metadata.name`` when every term names some.
 Score sums the weights of the preferred terms (the pod's and the added ones) that the
 node matches; NormalizeScore scales the sums to [0, 100].
+
+The columnar forms (``filter_nodes``, ``score_nodes``, ``normalize_scores``) match the
+selectors against the node table's label columns. Labels only change with nodes, and a
+node change builds a new table, so each distinct selector is matched once per table and
+the result reused for every pod that carries an equal one.
 """
 
 from __future__ import annotations
@@ -14,7 +19,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.framework.args import ArgsError, FieldError
+from kubesched.framework.columns import (
+    NodeTable,
+    match_labels_mask,
+    node_selector_mask,
+    term_mask,
+)
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -34,6 +48,12 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.types import NodeInfo, NodeScore
+from kubesched.framework.vector import (
+    NodeVerdicts,
+    VectorFilterPlugin,
+    VectorScoreExtensions,
+    VectorScorePlugin,
+)
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -48,6 +68,7 @@ from kubesched.plugins import names
 from kubesched.plugins.helper import (
     as_changed,
     default_normalize_score,
+    default_normalize_scores,
     field_error_from_object_error,
     join_path,
 )
@@ -62,6 +83,19 @@ ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+
+IntArray = npt.NDArray[np.int64]
+
+#: Filter verdict codes of the columnar form (indexes into ``_VERDICT_STATUSES`` + 1).
+_CODE_ENFORCED: Final = 1
+_CODE_POD: Final = 2
+_VERDICT_STATUSES: Final = (
+    Status.unresolvable(ERR_REASON_ENFORCED),
+    Status.unresolvable(ERR_REASON_POD),
+)
+#: Distinct selectors remembered per table; past it the memo starts afresh (pods of a
+#: workload share their affinity, so a handful is the common case).
+_MEMO_LIMIT: Final = 256
 
 _ADDED_AFFINITY: Final = "addedAffinity"
 _REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -233,6 +267,24 @@ def _node_names_of(affinity: NodeSelector) -> set[str] | None:
     return names_
 
 
+class _TableMemo:
+    """Per node table: the Filter codes of each distinct required affinity and the raw
+    scores of each distinct set of preferred terms, over every row of the table."""
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.codes: dict[_RequiredNodeAffinity, npt.NDArray[np.int8] | None] = {}
+        self.scores: dict[tuple[PreferredSchedulingTerm, ...], IntArray] = {}
+
+
+def _preferred_scores(table: NodeTable, terms: Sequence[PreferredSchedulingTerm]) -> IntArray:
+    """Per row, the sum of the weights of the ``terms`` the node matches."""
+    total = np.zeros(table.size, dtype=np.int64)
+    for term in terms:
+        total += np.where(term_mask(table, term.term), np.int64(term.weight), np.int64(0))
+    return total
+
+
 # --- plugin -------------------------------------------------------------------------------
 
 
@@ -245,6 +297,14 @@ class NodeAffinity:
         self.args = args
         self._added_required = args.added_required
         self._added_preferred = args.added_preferred
+        # The memo of the last table seen: the scheduler works on one table at a time.
+        self._memo: _TableMemo | None = None
+
+    def _table_memo(self, table: NodeTable) -> _TableMemo:
+        memo = self._memo
+        if memo is None or memo.table is not table:
+            memo = self._memo = _TableMemo(table)
+        return memo
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -283,6 +343,47 @@ class NodeAffinity:
             return Status.unresolvable(ERR_REASON_POD)
         return None
 
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> NodeVerdicts | None:
+        """``filter`` for the nodes at ``rows``: the enforced affinity is checked first,
+        then the pod's nodeSelector and required node affinity."""
+        required = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(required, _RequiredNodeAffinity):
+            required = _RequiredNodeAffinity.of(pod)
+        if (
+            self._added_required is None
+            and not required.node_selector
+            and required.affinity is None
+        ):
+            return None
+        memo = self._table_memo(table)
+        if required in memo.codes:
+            codes = memo.codes[required]
+        else:
+            if len(memo.codes) >= _MEMO_LIMIT:
+                memo.codes.clear()
+            codes = memo.codes[required] = self._filter_codes(table, required)
+        if codes is None:
+            return None
+        return NodeVerdicts(codes[rows], _VERDICT_STATUSES)
+
+    def _filter_codes(
+        self, table: NodeTable, required: _RequiredNodeAffinity
+    ) -> npt.NDArray[np.int8] | None:
+        """Per row of the table, 0 (passes), _CODE_ENFORCED or _CODE_POD; None: all pass."""
+        matches = np.ones(table.size, dtype=np.bool_)
+        if required.node_selector:
+            matches &= match_labels_mask(table, dict(required.node_selector))
+        if required.affinity is not None:
+            matches &= node_selector_mask(table, required.affinity)
+        codes = np.where(matches, np.int8(0), np.int8(_CODE_POD))
+        if self._added_required is not None:
+            # The enforced affinity is checked first: its reason wins.
+            enforced = node_selector_mask(table, self._added_required)
+            codes[~enforced] = _CODE_ENFORCED
+        return codes if codes.any() else None
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip when neither the pod nor the args have preferred terms.
 
@@ -302,6 +403,23 @@ class NodeAffinity:
             total += _preferred_score(pod.preferred_node_affinity, node)
         return total, None
 
+    def score_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        """``score`` for the nodes at ``rows``."""
+        preferred = pod.preferred_node_affinity
+        if not preferred and not self._added_preferred:
+            return np.zeros(len(rows), dtype=np.int64)
+        memo = self._table_memo(table)
+        scores = memo.scores.get(preferred)
+        if scores is None:
+            if len(memo.scores) >= _MEMO_LIMIT:
+                memo.scores.clear()
+            scores = memo.scores[preferred] = _preferred_scores(
+                table, (*self._added_preferred, *preferred)
+            )
+        return scores[rows]
+
     def score_extensions(self) -> NodeAffinity:
         return self
 
@@ -310,6 +428,10 @@ class NodeAffinity:
     ) -> Status | None:
         """Scale the sums to [0, 100], the highest sum scoring 100."""
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """``normalize_score`` over an array of sums."""
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """A node added or its labels changed."""
@@ -344,6 +466,9 @@ _filter: type[FilterPlugin] = NodeAffinity
 _pre_score: type[PreScorePlugin] = NodeAffinity
 _score: type[ScorePlugin] = NodeAffinity
 _enqueue_extensions: type[EnqueueExtensions] = NodeAffinity
+_vector_filter: type[VectorFilterPlugin] = NodeAffinity
+_vector_score: type[VectorScorePlugin] = NodeAffinity
+_vector_score_extensions: type[VectorScoreExtensions] = NodeAffinity
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> NodeAffinity:

@@ -5,14 +5,24 @@ Mirrors kube-scheduler's ``tainttoleration`` plugin. Filter looks at NoSchedule 
 NoExecute taints; the first one the pod does not tolerate rejects the node for good
 (preemption does not remove taints). Score counts the PreferNoSchedule taints the pod
 does not tolerate, and NormalizeScore reverses the count so that fewer is better.
+
+The columnar forms (``filter_nodes``, ``score_nodes``, ``normalize_scores``) judge every
+node at once from the node table. Taints only change with nodes, and a node change
+builds a new table, so what a set of tolerations makes of the table's taints is worked
+out once per table and per distinct set of tolerations, then reused for every pod that
+carries the same tolerations.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -29,10 +39,17 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.types import NodeInfo, NodeScore
+from kubesched.framework.vector import (
+    NodeVerdicts,
+    VectorFilterPlugin,
+    VectorScoreExtensions,
+    VectorScorePlugin,
+)
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.objects.taints import (
     PREFER_NO_SCHEDULE,
+    Taint,
     Toleration,
     find_untolerated_taint,
     tolerations_tolerate_taint,
@@ -43,6 +60,7 @@ from kubesched.plugins.helper import (
     as_changed,
     check_no_args,
     default_normalize_score,
+    default_normalize_scores,
     same_pod,
 )
 
@@ -52,6 +70,12 @@ NAME = names.TAINT_TOLERATION
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint {{{key}: {value}}}"
 
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+IntArray = npt.NDArray[np.int64]
+
+#: Distinct toleration sets remembered per table; past it the memo starts afresh (pods
+#: of a workload share their tolerations, so a handful is the common case).
+_MEMO_LIMIT: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +103,115 @@ def _count_intolerable_prefer_no_schedule(node: Node, tolerations: Sequence[Tole
     return count
 
 
+def _reason(taint: Taint) -> str:
+    return ERR_REASON_UNTOLERATED.format(key=taint.key, value=taint.value)
+
+
+def _untolerated(
+    taints: Sequence[Taint], ids: Sequence[int], tolerations: Sequence[Toleration]
+) -> npt.NDArray[np.bool_]:
+    """Over every distinct taint of the table: which of ``ids`` no toleration tolerates."""
+    out = np.zeros(len(taints), dtype=np.bool_)
+    for tid in ids:
+        out[tid] = not tolerations_tolerate_taint(tolerations, taints[tid])
+    return out
+
+
+class _TaintIndex:
+    """The taints of one node table, flattened for array work, and the verdicts worked
+    out from them per set of tolerations.
+
+    ``flat_row[i]`` / ``flat_taint[i]`` list every node's taints (as table taint ids),
+    nodes in row order and each node's taints in its own order, duplicates kept: the
+    first entry of a row among the untolerated ones is the taint the per-node Filter
+    names, and counting entries counts what the per-node Score counts.
+    """
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.num_taints = len(table.taints)
+        lengths = np.fromiter((len(ids) for ids in table.node_taints), dtype=np.int64)
+        self.flat_row = np.repeat(np.arange(table.size, dtype=np.int64), lengths)
+        self.flat_taint = np.fromiter(
+            (tid for ids in table.node_taints for tid in ids),
+            dtype=np.int64,
+            count=int(lengths.sum()),
+        )
+        effects = [t.effect for t in table.taints]
+        self.hard_ids = [
+            i for i, effect in enumerate(effects) if effect in DO_NOT_SCHEDULE_TAINT_EFFECTS
+        ]
+        self.prefer_ids = [i for i, effect in enumerate(effects) if effect == PREFER_NO_SCHEDULE]
+        #: tolerations → (per row, 0 or the verdict code; the statuses), None: all pass.
+        self.filter_memo: dict[
+            tuple[Toleration, ...], tuple[npt.NDArray[np.int32], tuple[Status, ...]] | None
+        ] = {}
+        #: PreferNoSchedule tolerations → per row, the untolerated taints (None: none).
+        self.score_memo: dict[tuple[Toleration, ...], IntArray | None] = {}
+
+    def verdicts(
+        self, tolerations: tuple[Toleration, ...]
+    ) -> tuple[npt.NDArray[np.int32], tuple[Status, ...]] | None:
+        """Per row, the code of the status naming its first untolerated NoSchedule or
+        NoExecute taint (0 when it has none), and the statuses; None when none fails."""
+        memo = self.filter_memo
+        if tolerations in memo:
+            return memo[tolerations]
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        bad = _untolerated(self.table.taints, self.hard_ids, tolerations)
+        result = None
+        if bad.any():
+            picked = bad[self.flat_taint]
+            rows = self.flat_row[picked]
+            taints = self.flat_taint[picked]
+            # Entries are grouped by row: the first entry of each row is its first taint.
+            first = np.ones(len(rows), dtype=np.bool_)
+            first[1:] = rows[1:] != rows[:-1]
+            rows, taints = rows[first], taints[first]
+            # One status per reason text: taints differing only by effect read the same.
+            code_of_taint = np.zeros(self.num_taints, dtype=np.int32)
+            codes_of_reason: dict[str, int] = {}
+            for tid in np.unique(taints).tolist():
+                reason = _reason(self.table.taints[tid])
+                code_of_taint[tid] = codes_of_reason.setdefault(reason, len(codes_of_reason) + 1)
+            codes = np.zeros(self.table.size, dtype=np.int32)
+            codes[rows] = code_of_taint[taints]
+            result = codes, tuple(Status.unresolvable(reason) for reason in codes_of_reason)
+        memo[tolerations] = result
+        return result
+
+    def counts(self, tolerations: tuple[Toleration, ...]) -> IntArray | None:
+        """Per row, how many PreferNoSchedule taints none of ``tolerations`` tolerates
+        (None when that is 0 everywhere)."""
+        memo = self.score_memo
+        if tolerations in memo:
+            return memo[tolerations]
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        bad = _untolerated(self.table.taints, self.prefer_ids, tolerations)
+        result = None
+        if bad.any():
+            rows = self.flat_row[bad[self.flat_taint]]
+            result = np.bincount(rows, minlength=self.table.size).astype(np.int64)
+        memo[tolerations] = result
+        return result
+
+
 class TaintToleration:
     """Filters on NoSchedule/NoExecute taints; scores on PreferNoSchedule taints."""
 
     name = NAME
+
+    def __init__(self) -> None:
+        # The index of the last table seen: the scheduler works on one table at a time.
+        self._index: _TaintIndex | None = None
+
+    def _taint_index(self, table: NodeTable) -> _TaintIndex:
+        index = self._index
+        if index is None or index.table is not table or index.num_taints != len(table.taints):
+            index = self._index = _TaintIndex(table)
+        return index
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """UnschedulableAndUnresolvable when a NoSchedule or NoExecute taint of the node is
@@ -93,6 +222,22 @@ class TaintToleration:
         if taint is None:
             return None
         return Status.unresolvable(ERR_REASON_UNTOLERATED.format(key=taint.key, value=taint.value))
+
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> NodeVerdicts | None:
+        """``filter`` for the nodes at ``rows``: each node with an untolerated NoSchedule
+        or NoExecute taint fails with the status naming the first of them."""
+        if not table.taints:
+            return None
+        index = self._taint_index(table)
+        if not index.hard_ids:
+            return None
+        found = index.verdicts(pod.tolerations)
+        if found is None:
+            return None
+        codes, statuses = found
+        return NodeVerdicts(codes[rows], statuses)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Keep the tolerations that Score needs."""
@@ -110,6 +255,26 @@ class TaintToleration:
             )
         return _count_intolerable_prefer_no_schedule(node_info.node, data.tolerations), None
 
+    def score_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        """``score`` for the nodes at ``rows``.
+
+        Raises KeyError when PreScore did not run (the per-node ``score`` returns an
+        Error status then; the vector protocol has no status to return).
+        """
+        data = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(data, _PreScoreState):
+            raise KeyError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        counts = None
+        if table.taints:
+            index = self._taint_index(table)
+            if index.prefer_ids:
+                counts = index.counts(data.tolerations)
+        if counts is None:
+            return np.zeros(len(rows), dtype=np.int64)
+        return counts[rows]
+
     def score_extensions(self) -> TaintToleration:
         return self
 
@@ -118,6 +283,10 @@ class TaintToleration:
     ) -> Status | None:
         """Reverse the counts into [0, 100]: no untolerated taint scores 100."""
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """``normalize_score`` over an array of counts."""
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """A node added or its taints changed; the rejected pod gaining tolerations."""
@@ -163,6 +332,9 @@ _filter: type[FilterPlugin] = TaintToleration
 _pre_score: type[PreScorePlugin] = TaintToleration
 _score: type[ScorePlugin] = TaintToleration
 _enqueue_extensions: type[EnqueueExtensions] = TaintToleration
+_vector_filter: type[VectorFilterPlugin] = TaintToleration
+_vector_score: type[VectorScorePlugin] = TaintToleration
+_vector_score_extensions: type[VectorScoreExtensions] = TaintToleration
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> TaintToleration:

@@ -9,7 +9,6 @@ simulated, and a pod is retried as soon as an event may help it.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import random
 import time
@@ -184,21 +183,21 @@ class Simulator:
             placement = outcomes[pod.key]
             placement.attempts = qinfo.attempts
             started = time.perf_counter()
-            node, message, rejectors = self._attempt(pod, placement)
+            bound, message, rejectors = self._attempt(pod, placement)
             if observe is not None:
                 observe(pod, time.perf_counter() - started)
             seq += 1
             ended[pod.key] = seq
-            if node is not None:
-                placement.node = node
+            if bound is not None:
+                placement.node = bound.node_name
                 placement.message = None
-                current[pod.key] = dataclasses.replace(pod, node_name=node, nominated_node_name="")
+                current[pod.key] = bound
                 self._events.append((ASSIGNED_POD_ADD, None, current[pod.key]))
             else:
                 placement.message = message
                 nominated = self.nominator.nominated_node(pod)
                 if nominated != pod.nominated_node_name:
-                    current[pod.key] = dataclasses.replace(pod, nominated_node_name=nominated)
+                    current[pod.key] = pod.evolve(nominated_node_name=nominated)
                     qinfo.pod = current[pod.key]
                 qinfo.unschedulable_plugins = rejectors
                 unschedulable[pod.key] = (qinfo, rejectors)
@@ -210,7 +209,7 @@ class Simulator:
 
         return sorted(outcomes.values(), key=lambda p: ended.get(p.pod.key, 0))
 
-    def _attempt(self, pod: Pod, placement: Placement) -> tuple[str | None, str, frozenset[str]]:
+    def _attempt(self, pod: Pod, placement: Placement) -> tuple[Pod | None, str, frozenset[str]]:
         """One scheduling cycle (and the binding cycle, run inline)."""
         fwk = self.frameworks[pod.scheduler_name]
         algo = self.algorithms[pod.scheduler_name]
@@ -235,7 +234,7 @@ class Simulator:
             return None, err.status.message, frozenset({err.status.plugin} - {""})
 
         host = result.suggested_host
-        assumed = dataclasses.replace(pod, node_name=host, nominated_node_name="")
+        assumed = pod.evolve(node_name=host, nominated_node_name="")
         self._snapshot.add_pod(assumed)
         self.nominator.delete_nominated_pod(pod)
         failure = fwk.run_reserve_plugins_reserve(state, pod, host)
@@ -254,7 +253,7 @@ class Simulator:
             self._snapshot.remove_pod(assumed)
             return None, failure.message, frozenset({failure.plugin} - {""})
         fwk.run_post_bind_plugins(state, pod, host)
-        return host, "", frozenset()
+        return assumed, "", frozenset()
 
     def _move_on_events(
         self,

@@ -12,7 +12,6 @@ over three zones), pods of one container asking 100m cpu / 500Mi. The workloads:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -114,4 +113,4 @@ def make_pods(workload: str, count: int, prefix: str) -> Iterator[Pod]:
     template = _MAKERS[workload](f"{prefix}-0")
     for i in range(count):
         name = f"{prefix}-{i}"
-        yield dataclasses.replace(template, name=name, uid=name)
+        yield template.evolve(name=name, uid=name)
