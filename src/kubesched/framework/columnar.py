@@ -197,7 +197,11 @@ def prioritize(
         if skip and plugin.name in skip:
             continue
         if isinstance(plugin, VectorScorePlugin):
-            scores = np.asarray(plugin.score_nodes(state, pod, table, rows), dtype=np.int64)
+            try:
+                scores = np.asarray(plugin.score_nodes(state, pod, table, rows), dtype=np.int64)
+            except Exception as err:  # a plugin fault is an Error status, as per node
+                failure = Status.error(f"{type(err).__name__}: {err}")
+                raise ColumnarError(score_error(plugin.name, failure)) from err
         else:
             values = []
             for info in nodes:
@@ -209,7 +213,11 @@ def prioritize(
         ext = plugin.score_extensions()
         if ext is not None:
             if isinstance(ext, VectorScoreExtensions):
-                scores = np.asarray(ext.normalize_scores(state, pod, scores), dtype=np.int64)
+                try:
+                    scores = np.asarray(ext.normalize_scores(state, pod, scores), dtype=np.int64)
+                except Exception as err:
+                    failure = Status.error(f"{type(err).__name__}: {err}")
+                    raise ColumnarError(normalize_error(plugin.name, failure)) from err
             else:
                 listed = [
                     NodeScore(table.names[r], v)

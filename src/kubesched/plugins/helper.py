@@ -88,14 +88,24 @@ def default_normalize_scores(
     upstream does not expect, would tell it from floor division).
     """
     scores = np.asarray(scores, dtype=np.int64)
-    max_count = int(scores.max()) if len(scores) else 0
+    if not len(scores):
+        return scores.copy()
+    max_count = int(scores.max())
     if max_count <= 0:
         if reverse:
             return np.full(len(scores), max_priority, dtype=np.int64)
         return scores.copy()
-    scaled = scores * max_priority
-    quotient = np.abs(scaled) // max_count
-    normalized = np.where(scaled < 0, -quotient, quotient)
+    if int(scores.min()) >= 0:
+        if max_count <= len(scores):
+            # Few distinct values (counts, weights): divide each once, then look up.
+            table = np.arange(max_count + 1, dtype=np.int64) * max_priority // max_count
+            normalized = table[scores]
+        else:
+            normalized = scores * max_priority // max_count
+    else:
+        scaled = scores * max_priority
+        quotient = np.abs(scaled) // max_count
+        normalized = np.where(scaled < 0, -quotient, quotient)
     return max_priority - normalized if reverse else normalized
 
 

@@ -6,6 +6,10 @@ that have it, so that an image present everywhere does not pull every pod to one
 The sum is mapped linearly onto [0, 100] between 23 MiB and 1000 MiB per container.
 Image names are matched after adding ``:latest`` to an untagged name, nothing more: as
 upstream, ``nginx`` does not match a node's ``docker.io/library/nginx:latest``.
+
+The columnar form (``score_nodes``) adds each image's scaled score to the rows of the
+nodes that have it, from the node table's image index, and maps the sums to [0, 100]
+with the same integer arithmetic.
 """
 
 from __future__ import annotations
@@ -13,10 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import MAX_NODE_SCORE, ScoreExtensions, ScorePlugin, Status
 from kubesched.framework.types import ImageStateSummary, NodeInfo
+from kubesched.framework.vector import VectorScorePlugin
 from kubesched.objects.pod import Pod
 from kubesched.plugins import names
 from kubesched.plugins.helper import check_no_args
@@ -28,6 +37,11 @@ _MB: Final = 1024 * 1024
 MIN_THRESHOLD: Final = 23 * _MB
 #: Per container: at this sum times the number of containers a node scores 100.
 MAX_CONTAINER_THRESHOLD: Final = 1000 * _MB
+
+IntArray = npt.NDArray[np.int64]
+
+#: Distinct image lists remembered per table; past it the memo starts afresh.
+_MEMO_LIMIT: Final = 256
 
 
 def normalized_image_name(name: str) -> str:
@@ -54,6 +68,16 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
 
+def _calculate_priorities(sums: IntArray, num_containers: int) -> IntArray:
+    """``calculate_priority`` over an array of sums."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    clamped = np.where(
+        sums < MIN_THRESHOLD, MIN_THRESHOLD, np.where(sums > max_threshold, max_threshold, sums)
+    )
+    # Floor division as the per-node form (both operands are non-negative there).
+    return (MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+
+
 class ImageLocality:
     """Scores nodes by the size of the pod's images they already have."""
 
@@ -64,6 +88,9 @@ class ImageLocality:
         # Score runs once per node for the same pod: normalize its image names once.
         self._last_pod: Pod | None = None
         self._last_images: tuple[str, ...] = ()
+        # Images only change with nodes, and a node change builds a new table: the
+        # scores of each distinct image list are worked out once per table.
+        self._memo: tuple[NodeTable, int, dict[tuple[str, ...], IntArray]] | None = None
 
     def _images(self, pod: Pod) -> tuple[str, ...]:
         if pod is not self._last_pod:
@@ -86,12 +113,41 @@ class ImageLocality:
                     total += scaled_image_score(image_state, total_num_nodes)
         return calculate_priority(total, len(images)), None
 
+    def score_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        """``score`` for the nodes at ``rows``."""
+        images = self._images(pod)
+        table_images = table.images
+        present = [table_images[image] for image in images if image in table_images]
+        if not present:
+            # No node has any of the pod's images: every sum is 0, which scores 0.
+            return np.full(len(rows), calculate_priority(0, len(images)), dtype=np.int64)
+        total_num_nodes = len(self._handle.snapshot)
+        memo = self._memo
+        if memo is None or memo[0] is not table or memo[1] != total_num_nodes:
+            memo = self._memo = (table, total_num_nodes, {})
+        scores = memo[2].get(images)
+        if scores is None:
+            if len(memo[2]) >= _MEMO_LIMIT:
+                memo[2].clear()
+            sums = np.zeros(table.size, dtype=np.int64)
+            for image_rows, size, num_nodes in present:
+                # The same float arithmetic as scaled_image_score, once per image (a pod
+                # listing an image twice counts it twice, as the per-node loop does).
+                sums[image_rows] += scaled_image_score(
+                    ImageStateSummary(size, num_nodes), total_num_nodes
+                )
+            scores = memo[2][images] = _calculate_priorities(sums, len(images))
+        return scores[rows]
+
     def score_extensions(self) -> ScoreExtensions | None:
         """None: scores are in [0, 100] already."""
         return None
 
 
 _score: type[ScorePlugin] = ImageLocality
+_vector_score: type[VectorScorePlugin] = ImageLocality
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> ImageLocality:

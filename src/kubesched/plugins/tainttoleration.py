@@ -112,6 +112,9 @@ def _untolerated(
 ) -> npt.NDArray[np.bool_]:
     """Over every distinct taint of the table: which of ``ids`` no toleration tolerates."""
     out = np.zeros(len(taints), dtype=np.bool_)
+    if not tolerations:
+        out[list(ids)] = True
+        return out
     for tid in ids:
         out[tid] = not tolerations_tolerate_taint(tolerations, taints[tid])
     return out
@@ -146,6 +149,11 @@ class _TaintIndex:
         self.filter_memo: dict[
             tuple[Toleration, ...], tuple[npt.NDArray[np.int32], tuple[Status, ...]] | None
         ] = {}
+        # Per taint id, the 1-based code of its Filter reason among all the table's
+        # NoSchedule/NoExecute reasons (taints differing only by effect read the same),
+        # and those reasons' statuses; built on first use.
+        self._reason_code: npt.NDArray[np.int32] | None = None
+        self._reason_statuses: list[Status] = []
         #: PreferNoSchedule tolerations → per row, the untolerated taints (None: none).
         self.score_memo: dict[tuple[Toleration, ...], IntArray | None] = {}
 
@@ -169,17 +177,31 @@ class _TaintIndex:
             first = np.ones(len(rows), dtype=np.bool_)
             first[1:] = rows[1:] != rows[:-1]
             rows, taints = rows[first], taints[first]
-            # One status per reason text: taints differing only by effect read the same.
-            code_of_taint = np.zeros(self.num_taints, dtype=np.int32)
-            codes_of_reason: dict[str, int] = {}
-            for tid in np.unique(taints).tolist():
-                reason = _reason(self.table.taints[tid])
-                code_of_taint[tid] = codes_of_reason.setdefault(reason, len(codes_of_reason) + 1)
+            # Renumber the reasons in use from 1, so the statuses are only those.
+            reason_code = self._reason_codes()
+            used = np.unique(reason_code[taints])
+            local = np.zeros(len(self._reason_statuses) + 1, dtype=np.int32)
+            local[used] = np.arange(1, len(used) + 1, dtype=np.int32)
             codes = np.zeros(self.table.size, dtype=np.int32)
-            codes[rows] = code_of_taint[taints]
-            result = codes, tuple(Status.unresolvable(reason) for reason in codes_of_reason)
+            codes[rows] = local[reason_code[taints]]
+            statuses = tuple(self._reason_statuses[c - 1] for c in used.tolist())
+            result = codes, statuses
         memo[tolerations] = result
         return result
+
+    def _reason_codes(self) -> npt.NDArray[np.int32]:
+        if self._reason_code is None:
+            codes = np.zeros(self.num_taints, dtype=np.int32)
+            by_reason: dict[str, int] = {}
+            for tid in self.hard_ids:
+                reason = _reason(self.table.taints[tid])
+                code = by_reason.get(reason)
+                if code is None:
+                    code = by_reason[reason] = len(by_reason) + 1
+                    self._reason_statuses.append(Status.unresolvable(reason))
+                codes[tid] = code
+            self._reason_code = codes
+        return self._reason_code
 
     def counts(self, tolerations: tuple[Toleration, ...]) -> IntArray | None:
         """Per row, how many PreferNoSchedule taints none of ``tolerations`` tolerates

@@ -11,18 +11,25 @@ PreScore walks the existing pods once and sums weights per topology pair:
 
 Score adds up the pairs a node has; NormalizeScore maps the range [min, max] onto
 [0, 100] (all zero when every node scored the same).
+
+With a node table PreScore sums per distinct term from its columns (``domains``), and
+``score_nodes`` / ``normalize_scores`` score all nodes at once with the same arithmetic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import MAX_NODE_SCORE, Status
 from kubesched.framework.types import NodeInfo, NodeScore
 from kubesched.objects.pod import Pod
+from kubesched.plugins.interpodaffinity.domains import DomainCounts, IntArray, preferred_sums
 from kubesched.plugins.interpodaffinity.filtering import NAME, IncomingTerm
 
 if TYPE_CHECKING:
@@ -35,15 +42,73 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 TopologyScores = dict[str, dict[str, int]]
 
 
-@dataclass(slots=True)
 class PreScoreState:
-    """The weight sums PreScore computed, read by Score and NormalizeScore."""
+    """The weight sums PreScore computed, read by Score and NormalizeScore.
 
-    topology_score: TopologyScores
+    Held as the per-node code's ``key → value → sum`` dict or, from the columnar PreScore,
+    as ``DomainCounts`` arrays over the node table; the per-node Score reads either.
+    """
+
+    __slots__ = ("_domains", "_scores")
+
+    def __init__(self, topology_score: TopologyScores | DomainCounts) -> None:
+        self._scores = None if isinstance(topology_score, DomainCounts) else topology_score
+        self._domains = topology_score if isinstance(topology_score, DomainCounts) else None
+
+    @property
+    def topology_score(self) -> TopologyScores:
+        """The sums as ``key → value → sum`` (from arrays: the non-zero sums only)."""
+        if self._scores is None:
+            assert self._domains is not None
+            self._scores = self._domains.nested()
+        return self._scores
+
+    @property
+    def domains(self) -> DomainCounts | None:
+        """The sums as arrays over the node table (None for the per-node PreScore)."""
+        return self._domains
+
+    def is_empty(self) -> bool:
+        """Whether PreScore found no topology pair at all (NormalizeScore leaves the
+        scores as they are then)."""
+        if self._domains is not None:
+            return self._domains.empty
+        return not self._scores
+
+    def get(self, key: str, value: str) -> int:
+        """The sum at pair ``(key, value)`` (0 when absent)."""
+        if self._domains is not None:
+            return self._domains.get(key, value)
+        assert self._scores is not None
+        return self._scores.get(key, {}).get(value, 0)
+
+    def topology_keys(self) -> Iterable[str]:
+        """The topology keys that have sums."""
+        if self._domains is not None:
+            return self._domains.by_key.keys()
+        assert self._scores is not None
+        return self._scores.keys()
 
     def clone(self) -> PreScoreState:
         """Never changed after PreScore, so it is shared, as upstream does."""
         return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PreScoreState):
+            return NotImplemented
+        return self.is_empty() == other.is_empty() and _non_zero(self.topology_score) == _non_zero(
+            other.topology_score
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _non_zero(scores: TopologyScores) -> TopologyScores:
+    return {
+        key: {value: total for value, total in by_value.items() if total}
+        for key, by_value in scores.items()
+        if any(by_value.values())
+    }
 
 
 def _add(scores: TopologyScores, node_labels: Mapping[str, str], key: str, weight: int) -> None:
@@ -79,6 +144,9 @@ class InterPodAffinityScoring:
         handle = self._handle
         snapshot = handle.snapshot
         cluster = handle.cluster
+        table = snapshot.table
+        if table is not None:
+            return self._pre_score_table(state, pod, table)
         # Without preferred terms of its own, the pod can only be scored by existing pods'
         # terms, so only pods with affinity (and their nodes) need a look.
         all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list()
@@ -119,6 +187,24 @@ class InterPodAffinityScoring:
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
         return None
 
+    def _pre_score_table(self, state: CycleState, pod: Pod, table: NodeTable) -> Status | None:
+        """``pre_score`` from the node table: the same sums, per distinct term."""
+        if not (pod.preferred_affinity or pod.preferred_anti_affinity) and not table.terms:
+            return Status.skip()  # no pod has terms of any kind: nothing to score
+        cluster = self._handle.cluster
+        sums = preferred_sums(
+            table,
+            pod,
+            cluster.namespace_labels(pod.namespace),
+            [IncomingTerm(w.term, cluster, w.weight) for w in pod.preferred_affinity],
+            [IncomingTerm(w.term, cluster, w.weight) for w in pod.preferred_anti_affinity],
+            self.args.hard_pod_affinity_weight,
+        )
+        if sums.empty:
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(sums))
+        return None
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """The summed weights of the node's topology pairs (negative for anti-affinity)."""
         s = _read_state(state)
@@ -126,11 +212,34 @@ class InterPodAffinityScoring:
             return 0, s
         node_labels = node_info.node.labels
         total = 0
-        for key, by_value in s.topology_score.items():
+        for key in s.topology_keys():
             value = node_labels.get(key)
             if value is not None:
-                total += by_value.get(value, 0)
+                total += s.get(key, value)
         return total, None
+
+    def score_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        """``score`` for the nodes at ``rows`` at once."""
+        s = _read_state(state)
+        if isinstance(s, Status):
+            raise RuntimeError(s.message)
+        domains = s.domains
+        if domains is None or domains.table is not table:
+            # A state the per-node PreScore built (only if the table appeared meanwhile).
+            pairs = {
+                (key, value): total
+                for key, by_value in s.topology_score.items()
+                for value, total in by_value.items()
+            }
+            domains = DomainCounts.from_pairs(table, pairs)
+        total = np.zeros(len(rows), dtype=np.int64)
+        for key in domains.by_key:
+            sums = domains.at(key, rows)
+            if sums is not None:
+                total += sums
+        return total
 
     def normalize_score(
         self, state: CycleState, pod: Pod, scores: list[NodeScore]
@@ -139,7 +248,7 @@ class InterPodAffinityScoring:
         s = _read_state(state)
         if isinstance(s, Status):
             return s
-        if not s.topology_score or not scores:
+        if s.is_empty() or not scores:
             return None
         low = min(ns.score for ns in scores)
         spread = max(ns.score for ns in scores) - low
@@ -147,3 +256,20 @@ class InterPodAffinityScoring:
             # Same float arithmetic and truncation as upstream's int64(float64(...)).
             ns.score = int(MAX_NODE_SCORE * ((ns.score - low) / spread)) if spread > 0 else 0
         return None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """``normalize_score`` over an array: the same float steps, then truncation."""
+        s = _read_state(state)
+        if isinstance(s, Status):
+            raise RuntimeError(s.message)
+        if s.is_empty() or not len(scores):
+            return scores
+        low = scores.min()
+        spread = int(scores.max()) - int(low)
+        if spread <= 0:
+            return np.zeros(len(scores), dtype=np.int64)
+        # int64 → float64 is exact for these sums, and IEEE division and the product by
+        # 100 round as Python's int / int and float * int do; astype truncates like int().
+        fractions: npt.NDArray[np.float64] = (scores - low) / np.float64(spread)
+        normalized: IntArray = (MAX_NODE_SCORE * fractions).astype(np.int64)
+        return normalized

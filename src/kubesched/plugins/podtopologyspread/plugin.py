@@ -5,6 +5,9 @@ constraint's skew exceed its maxSkew; Score prefers the nodes whose domains hold
 fewest pods selected by the ScheduleAnyway constraints. Pods without constraints are
 spread by the default constraints built from the workloads that select them. Mirrors
 kube-scheduler's ``pkg/scheduler/framework/plugins/podtopologyspread`` (release 1.34).
+When the snapshot has a node table, PreFilter and PreScore count with arrays and Filter,
+Score and NormalizeScore also judge all nodes at once (``filter_nodes``,
+``score_nodes``, ``normalize_scores``), with the per-node answers.
 """
 
 from __future__ import annotations
@@ -13,7 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.framework.args import ArgsError, ArgsReader, FieldError
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -31,6 +38,12 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.types import NodeInfo, NodeScore, PodInfo
+from kubesched.framework.vector import (
+    NodeVerdicts,
+    VectorFilterPlugin,
+    VectorScoreExtensions,
+    VectorScorePlugin,
+)
 from kubesched.objects.affinity import (
     DO_NOT_SCHEDULE,
     POLICY_HONOR,
@@ -54,15 +67,21 @@ from kubesched.plugins.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
     compute_pre_filter_state,
+    compute_pre_filter_state_from_table,
     filter_node,
+    filter_rows,
+    filter_statuses,
     update_with_pod,
 )
 from kubesched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_STATE_KEY,
     PreScoreState,
     compute_pre_score_state,
+    compute_pre_score_state_from_table,
+    normalize_rows,
     normalize_scores,
     score_node,
+    score_rows,
 )
 
 __all__ = [
@@ -84,6 +103,9 @@ SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
 _DEFAULTING_TYPES = (SYSTEM_DEFAULTING, LIST_DEFAULTING)
 _WHEN_UNSATISFIABLE = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)  # sorted, as upstream lists them
+_FILTER_STATUSES = filter_statuses()
+
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,8 +304,13 @@ class PodTopologySpread:
         if not constraints:
             return None, Status.skip()
         # Spreading counts pods on every node, not only those the framework will filter.
-        all_nodes = self._handle.snapshot.list()
-        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, all_nodes))
+        snapshot = self._handle.snapshot
+        table = snapshot.table
+        if table is not None:
+            s = compute_pre_filter_state_from_table(pod, constraints, table)
+        else:
+            s = compute_pre_filter_state(pod, constraints, snapshot.list())
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -320,6 +347,21 @@ class PodTopologySpread:
             return None
         return filter_node(s, node_info)
 
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> NodeVerdicts | None:
+        """``filter`` for the nodes at ``rows``, each constraint checked over all of them
+        at once."""
+        s = _pre_filter_state(state)
+        if isinstance(s, Status):
+            return NodeVerdicts(np.ones(len(rows), dtype=np.int8), (s,))
+        if not s.constraints:
+            return None
+        codes = filter_rows(s, table, rows)
+        if codes is None:
+            return None
+        return NodeVerdicts(codes, _FILTER_STATUSES)
+
     # --- PreScore / Score ---------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -334,7 +376,13 @@ class PodTopologySpread:
         # Only the system defaults tolerate nodes missing a topology key, so that nodes
         # without a zone label still get hostname spreading.
         require_all = bool(pod.topology_spread_constraints) or not self._system_defaulted
-        s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all)
+        table = self._handle.snapshot.table
+        rows = getattr(nodes, "rows", None)
+        if table is not None and isinstance(rows, np.ndarray):
+            # The columnar path hands PreScore a NodeInfoView: its rows are the nodes.
+            s = compute_pre_score_state_from_table(pod, constraints, rows, table, require_all)
+        else:
+            s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
@@ -344,6 +392,19 @@ class PodTopologySpread:
         if not isinstance(s, PreScoreState):
             return 0, _missing_state(PRE_SCORE_STATE_KEY)
         return score_node(s, pod, node_info), None
+
+    def score_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        """``score`` for the nodes at ``rows``.
+
+        Raises KeyError when PreScore did not run (the per-node ``score`` returns an
+        Error status then; the vector protocol has no status to return).
+        """
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            raise KeyError(_missing_state(PRE_SCORE_STATE_KEY).message)
+        return score_rows(s, pod, table, rows)
 
     def score_extensions(self) -> PodTopologySpread:
         return self
@@ -357,6 +418,14 @@ class PodTopologySpread:
             return _missing_state(PRE_SCORE_STATE_KEY)
         normalize_scores(s, scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """``normalize_score`` over the scores ``score_nodes`` just gave, in its rows'
+        order."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            raise KeyError(_missing_state(PRE_SCORE_STATE_KEY).message)
+        return normalize_rows(s, scores)
 
     # --- requeueing ---------------------------------------------------------------------
 
@@ -443,9 +512,18 @@ class PodTopologySpread:
 
 def _implements(
     plugin: PodTopologySpread,
-) -> tuple[PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions]:
+) -> tuple[
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    EnqueueExtensions,
+    VectorFilterPlugin,
+    VectorScorePlugin,
+    VectorScoreExtensions,
+]:
     """Never called: lets the type checker verify the extension points implemented."""
-    return plugin, plugin, plugin, plugin, plugin
+    return plugin, plugin, plugin, plugin, plugin, plugin, plugin, plugin
 
 
 def _pre_filter_state(state: CycleState) -> PreFilterState | Status:
