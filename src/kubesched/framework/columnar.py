@@ -47,6 +47,27 @@ class ColumnarError(Exception):
         self.status = status
 
 
+class _Kinds:
+    """Which of a profile's plugins have vector forms; worked out once per Framework,
+    since a Protocol isinstance check per plugin per pod costs more than the filter."""
+
+    __slots__ = ("filters", "normalizers", "scorers")
+
+    def __init__(self, fwk: Framework) -> None:
+        self.filters = [isinstance(p, VectorFilterPlugin) for p in fwk.points["filter"]]
+        self.scorers = [isinstance(p, VectorScorePlugin) for p in fwk.points["score"]]
+        self.normalizers = [
+            isinstance(p.score_extensions(), VectorScoreExtensions) for p in fwk.points["score"]
+        ]
+
+
+def _kinds(fwk: Framework) -> _Kinds:
+    kinds = fwk.columnar_kinds
+    if not isinstance(kinds, _Kinds):
+        kinds = fwk.columnar_kinds = _Kinds(fwk)
+    return kinds
+
+
 def _nominated_rows(fwk: Framework, pod: Pod, table: NodeTable) -> set[int]:
     """Rows whose nodes hold nominated pods that this pod must count (priority >= its)."""
     rows: set[int] = set()
@@ -86,12 +107,13 @@ def pass_filters(
         remaining = order[~np.isin(order, list(nominated))]
     rejected: list[tuple[IntArray, npt.NDArray[np.integer], tuple[Status, ...]]] = []
     skip = state.skip_filter_plugins
-    for plugin in fwk.points["filter"]:
+    vector = _kinds(fwk).filters
+    for index, plugin in enumerate(fwk.points["filter"]):
         if not len(remaining):
             break
         if skip and plugin.name in skip:
             continue
-        if isinstance(plugin, VectorFilterPlugin):
+        if vector[index]:
             try:
                 verdicts = plugin.filter_nodes(state, pod, table, remaining)
             except Exception as err:
@@ -193,10 +215,11 @@ def prioritize(
     skip = state.skip_score_plugins
     totals = np.zeros(len(rows), dtype=np.int64)
     out: dict[str, IntArray] = {}
-    for plugin in fwk.points["score"]:
+    kinds = _kinds(fwk)
+    for index, plugin in enumerate(fwk.points["score"]):
         if skip and plugin.name in skip:
             continue
-        if isinstance(plugin, VectorScorePlugin):
+        if kinds.scorers[index]:
             try:
                 scores = np.asarray(plugin.score_nodes(state, pod, table, rows), dtype=np.int64)
             except Exception as err:  # a plugin fault is an Error status, as per node
@@ -212,7 +235,7 @@ def prioritize(
             scores = np.array(values, dtype=np.int64)
         ext = plugin.score_extensions()
         if ext is not None:
-            if isinstance(ext, VectorScoreExtensions):
+            if kinds.normalizers[index]:
                 try:
                     scores = np.asarray(ext.normalize_scores(state, pod, scores), dtype=np.int64)
                 except Exception as err:

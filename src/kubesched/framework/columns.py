@@ -259,8 +259,9 @@ class NodeTable:
         r[1] += sign * req.memory
         r[2] += sign * req.ephemeral_storage
         for name, value in req.scalar.items():
-            r = self.requested[row]  # the matrix may grow below
-            r[self._resource_column(name)] += sign * value
+            # A resource no node had yet grows the matrices first, then is counted.
+            column = self._resource_column(name)
+            self.requested[row, column] += sign * value
         self.pod_count[row] += sign
         self.non_zero_cpu[row] += sign * pod.non_zero_milli_cpu
         self.non_zero_memory[row] += sign * pod.non_zero_memory

@@ -124,6 +124,8 @@ class Framework:
         self.plugins: dict[str, Plugin] = {}
         self.score_weights: dict[str, int] = {}
         self.points: dict[str, list[Any]] = {wire: [] for _, wire in _POINTS}
+        #: What the columnar runner learned about these plugins (its own cache).
+        self.columnar_kinds: object = None
         errors = self._build(profile, registry)
         if errors:
             raise ProfileError(errors)

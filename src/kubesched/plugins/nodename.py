@@ -7,8 +7,12 @@ node. No preemption can make another node match, so the rejection is unresolvabl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -22,6 +26,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.types import NodeInfo
+from kubesched.framework.vector import NodeVerdicts, VectorFilterPlugin
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.plugins import names
@@ -30,6 +35,7 @@ from kubesched.plugins.helper import as_changed, check_no_args
 NAME = names.NODE_NAME
 
 ERR_REASON = "node(s) didn't match the requested node name"
+_REJECTED: Final = Status.unresolvable(ERR_REASON)
 
 
 def fits(pod: Pod, node_name: str) -> bool:
@@ -47,6 +53,20 @@ class NodeName:
         if fits(pod, node_info.node.name):
             return None
         return Status.unresolvable(ERR_REASON)
+
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: npt.NDArray[np.int64]
+    ) -> NodeVerdicts | None:
+        """``filter`` for the nodes at ``rows`` of ``table``."""
+        if not pod.node_name:
+            return None
+        row = table.rows.get(pod.node_name)
+        if row is None:
+            return NodeVerdicts(np.ones(len(rows), dtype=np.int8), (_REJECTED,))
+        others = rows != row
+        if not np.count_nonzero(others):
+            return None
+        return NodeVerdicts.reject(others, _REJECTED)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """The named node being added."""
@@ -66,6 +86,7 @@ def is_schedulable_after_node_change(pod: Pod, old: object, new: object) -> Queu
 
 
 _filter: type[FilterPlugin] = NodeName
+_vector_filter: type[VectorFilterPlugin] = NodeName
 _enqueue_extensions: type[EnqueueExtensions] = NodeName
 
 

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -29,6 +33,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.types import HostPortInfo, NodeInfo
+from kubesched.framework.vector import NodeVerdicts, VectorFilterPlugin
 from kubesched.objects.pod import ContainerPort, Pod
 from kubesched.plugins import names
 from kubesched.plugins.helper import as_deleted, check_no_args
@@ -38,6 +43,8 @@ NAME = names.NODE_PORTS
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+
+_REJECTED: Final = Status.unschedulable(ERR_REASON)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +70,10 @@ class NodePorts:
 
     name = NAME
 
+    def __init__(self, handle: Handle | None = None) -> None:
+        #: Gives the vector Filter the NodeInfos (their used ports) behind the table rows.
+        self._handle = handle
+
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
@@ -85,6 +96,36 @@ class NodePorts:
         if fits_ports(data.ports, node_info.used_ports):
             return None
         return Status.unschedulable(ERR_REASON)
+
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: npt.NDArray[np.int64]
+    ) -> NodeVerdicts | None:
+        """``filter`` for the nodes at ``rows`` of ``table``: only nodes with a host port
+        in use can conflict, and those (few) are checked one by one as ``filter`` does."""
+        data = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(data, _PreFilterState):
+            status = Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+            return NodeVerdicts(np.ones(len(rows), dtype=np.int8), (status,))
+        if not data.ports or not np.count_nonzero(table.host_ports):
+            return None
+        busy = np.flatnonzero(table.host_ports[rows])
+        if not len(busy):
+            return None
+        infos = self._node_infos(table)
+        codes = np.zeros(len(rows), dtype=np.int8)
+        for i, row in zip(busy.tolist(), rows[busy].tolist(), strict=True):
+            if not fits_ports(data.ports, infos[row].used_ports):
+                codes[i] = 1
+        if not np.count_nonzero(codes):
+            return None
+        return NodeVerdicts(codes, (_REJECTED,))
+
+    def _node_infos(self, table: NodeTable) -> Sequence[NodeInfo]:
+        snapshot = None if self._handle is None else self._handle.snapshot
+        if snapshot is None or snapshot.table is not table:
+            # Without the snapshot behind the table, rows cannot be mapped to used ports.
+            raise LookupError("the node table is not the handle's snapshot table")
+        return snapshot.list()
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         """A pod using the port deleted; a node added."""
@@ -117,10 +158,11 @@ def is_schedulable_after_pod_change(pod: Pod, old: object, new: object) -> Queue
 
 _pre_filter: type[PreFilterPlugin] = NodePorts
 _filter: type[FilterPlugin] = NodePorts
+_vector_filter: type[VectorFilterPlugin] = NodePorts
 _enqueue_extensions: type[EnqueueExtensions] = NodePorts
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> NodePorts:
     """Build the plugin; it takes no arguments."""
     check_no_args(args)
-    return NodePorts()
+    return NodePorts(handle)

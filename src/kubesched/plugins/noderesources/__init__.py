@@ -6,5 +6,6 @@
   resources are used in similar proportions.
 
 Both score through ``resource_allocation.ResourceAllocationScorer``; the strategies live
-in ``least_allocated``, ``most_allocated`` and ``requested_to_capacity_ratio``.
+in ``least_allocated``, ``most_allocated`` and ``requested_to_capacity_ratio``, each with
+its vector twin over the node table; ``vectorized`` holds what those share.
 """

@@ -12,6 +12,10 @@ DRAExtendedResource off).
   UnschedulableAndUnresolvable, since evicting pods cannot help.
 * PreScore/Score rank nodes with the configured strategy (LeastAllocated by default) over
   the configured resources; see ``resource_allocation``.
+
+``filter_nodes`` and ``score_nodes`` are the same Filter and Score over the node table
+(``framework/vector.py``): the per-node methods stay the reference, used by preemption and
+for nodes with nominated pods.
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from kubesched.framework.args import ArgsError, ArgsReader, FieldError
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
@@ -36,6 +43,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.types import NodeInfo
+from kubesched.framework.vector import NodeVerdicts
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.objects.resources import (
@@ -46,11 +54,18 @@ from kubesched.objects.resources import (
     is_extended_resource_name,
 )
 from kubesched.objects.selectors import qualified_name_errors
-from kubesched.plugins.noderesources.least_allocated import least_resource_scorer
-from kubesched.plugins.noderesources.most_allocated import most_resource_scorer
+from kubesched.plugins.noderesources.least_allocated import (
+    least_resource_scorer,
+    least_resource_vector_scorer,
+)
+from kubesched.plugins.noderesources.most_allocated import (
+    most_resource_scorer,
+    most_resource_vector_scorer,
+)
 from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     UtilizationShapePoint,
     requested_to_capacity_ratio_scorer,
+    requested_to_capacity_ratio_vector_scorer,
     validate_function_shape,
 )
 from kubesched.plugins.noderesources.resource_allocation import (
@@ -60,6 +75,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     decode_resource_specs,
     nested_errors,
 )
+from kubesched.plugins.noderesources.vectorized import AllocCache, IntArray, gather_first
 
 NAME = "NodeResourcesFit"
 
@@ -388,13 +404,37 @@ def _build_scorer(strategy: ScoringStrategy) -> ResourceAllocationScorer:
     resources = strategy.resources
     if strategy.type == LEAST_ALLOCATED:
         scorer = least_resource_scorer(resources)
+        vector = least_resource_vector_scorer(resources)
     elif strategy.type == MOST_ALLOCATED:
         scorer = most_resource_scorer(resources)
+        vector = most_resource_vector_scorer(resources)
     elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
-        scorer = requested_to_capacity_ratio_scorer(resources, strategy.shape or ())
+        shape = strategy.shape or ()
+        scorer = requested_to_capacity_ratio_scorer(resources, shape)
+        vector = requested_to_capacity_ratio_vector_scorer(resources, shape)
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
-    return ResourceAllocationScorer(strategy.type, resources, scorer)
+    return ResourceAllocationScorer(strategy.type, resources, scorer, vector_scorer=vector)
+
+
+#: (resource column or None when the table has none, amount requested, reason) — one
+#: per resource Filter checks, in the order of the reasons.
+_Check = tuple[int | None, int, str]
+
+
+def _checks(request: PodResourceRequest, table: NodeTable) -> list[_Check]:
+    # As fits_request: cpu, memory and ephemeral storage only when requested, scalar
+    # resources (non-zero by construction) always, by name.
+    out: list[_Check] = []
+    if request.milli_cpu > 0:
+        out.append((0, request.milli_cpu, REASON_INSUFFICIENT_CPU))
+    if request.memory > 0:
+        out.append((1, request.memory, REASON_INSUFFICIENT_MEMORY))
+    if request.ephemeral_storage > 0:
+        out.append((2, request.ephemeral_storage, REASON_INSUFFICIENT_EPHEMERAL_STORAGE))
+    for name, quantity in request.scalars:
+        out.append((table.resource(name), quantity, insufficient_reason(name)))
+    return out
 
 
 class Fit:
@@ -415,6 +455,7 @@ class Fit:
         #: With in-place resize (on by default in 1.34), a running pod can shrink and free room.
         self._in_place_scaling = enable_in_place_pod_vertical_scaling
         self._handle = handle
+        self._alloc = AllocCache()
 
     # PreFilter
 
@@ -452,6 +493,97 @@ class Fit:
                 break
         return Status(code, tuple(r.reason for r in insufficient))
 
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> NodeVerdicts | None:
+        """``filter`` for the nodes at ``rows`` of ``table``: one Status per distinct set
+        of lacking resources, the same code and reasons as per node."""
+        request = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(request, PodResourceRequest):
+            status = Status.error(
+                f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+            )
+            return NodeVerdicts(np.ones(len(rows), dtype=np.int8), (status,))
+        checks = _checks(request, table)
+        if not gather_first(table, rows) and not self._any_short(table, checks):
+            # The usual answer, found without gathering anything.
+            return None
+        return self._verdicts(table, rows, checks)
+
+    def _any_short(self, table: NodeTable, checks: list[_Check]) -> bool:
+        """Whether any node of the table lacks anything (a cheap pre-check)."""
+        if np.count_nonzero(table.pod_count >= table.allowed_pods):
+            return True
+        for index, amount, _ in checks:
+            if index is None:
+                # No node has any: short everywhere if asked for.
+                if amount > 0:
+                    return True
+                continue
+            free = np.subtract(self._alloc.column(table, index).values, table.requested[:, index])
+            if np.count_nonzero(free < amount):
+                return True
+        return False
+
+    def _verdicts(
+        self, table: NodeTable, rows: IntArray, checks: list[_Check]
+    ) -> NodeVerdicts | None:
+        if len(checks) > 61:
+            # More resources than bits in a key: judge node by node (never in practice).
+            return self._verdicts_per_node(table, rows, checks)
+        # Bit 0: too many pods; bit k: checks[k - 1] is short. Then one more bit, at the
+        # bottom, for "some short resource exceeds allocatable outright".
+        bits = (table.pod_count[rows] >= table.allowed_pods[rows]).astype(np.int64)
+        unresolvable = np.zeros(len(rows), dtype=np.bool_)
+        for k, (index, amount, _) in enumerate(checks, start=1):
+            if index is None:
+                if amount > 0:
+                    bits |= 1 << k
+                    unresolvable[:] = True
+                continue
+            capacity = table.allocatable[rows, index]
+            short = amount > capacity - table.requested[rows, index]
+            bits |= short.astype(np.int64) << k
+            unresolvable |= short & (amount > capacity)
+        keys = bits * 2 + unresolvable
+        failed = np.flatnonzero(keys)
+        if not len(failed):
+            return None
+        distinct, inverse = np.unique(keys[failed], return_inverse=True)
+        statuses = tuple(self._status(int(key), checks) for key in distinct.tolist())
+        codes = np.zeros(len(rows), dtype=np.int32)
+        codes[failed] = inverse.reshape(-1) + 1
+        return NodeVerdicts(codes, statuses)
+
+    @staticmethod
+    def _status(key: int, checks: list[_Check]) -> Status:
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if key & 1 else Code.UNSCHEDULABLE
+        bits = key >> 1
+        reasons = [REASON_TOO_MANY_PODS] if bits & 1 else []
+        reasons.extend(reason for k, (_, _, reason) in enumerate(checks, 1) if bits >> k & 1)
+        return Status(code, tuple(reasons))
+
+    def _verdicts_per_node(
+        self, table: NodeTable, rows: IntArray, checks: list[_Check]
+    ) -> NodeVerdicts | None:
+        seen: dict[Status, int] = {}
+        codes = np.zeros(len(rows), dtype=np.int32)
+        for i, row in enumerate(rows.tolist()):
+            reasons = []
+            unresolvable = False
+            if table.pod_count[row] >= table.allowed_pods[row]:
+                reasons.append(REASON_TOO_MANY_PODS)
+            for index, amount, reason in checks:
+                capacity = 0 if index is None else int(table.allocatable[row, index])
+                used = 0 if index is None else int(table.requested[row, index])
+                if amount > capacity - used:
+                    reasons.append(reason)
+                    unresolvable = unresolvable or amount > capacity
+            if reasons:
+                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+                codes[i] = seen.setdefault(Status(code, tuple(reasons)), len(seen) + 1)
+        return NodeVerdicts(codes, tuple(seen)) if seen else None
+
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -467,6 +599,16 @@ class Fit:
             pre.pod_requests if isinstance(pre, _PreScoreState) else self._scorer.pod_requests(pod)
         )
         return self._scorer.score(node_info, requests)
+
+    def score_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        """``score`` for the nodes at ``rows`` of ``table``: the same raw scores."""
+        pre = state.get(PRE_SCORE_STATE_KEY)
+        requests = (
+            pre.pod_requests if isinstance(pre, _PreScoreState) else self._scorer.pod_requests(pod)
+        )
+        return self._scorer.score_nodes(table, rows, requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         """None: scores are already on the 0-100 scale."""

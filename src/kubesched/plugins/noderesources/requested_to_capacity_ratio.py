@@ -13,9 +13,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from kubesched.framework.args import FieldError
 from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.plugins.noderesources.resource_allocation import ResourceSpec, Scorer
+from kubesched.plugins.noderesources.vectorized import IntArray, ScoredColumn, VectorScorer
 
 #: The top of the scale the shape's scores are written on.
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -122,5 +125,55 @@ def requested_to_capacity_ratio_scorer(
                 node_score += resource * weights[i]
                 weight_sum += weights[i]
         return _round_half_away(node_score / weight_sum) if weight_sum else 0
+
+    return score
+
+
+def requested_to_capacity_ratio_vector_scorer(
+    resources: Sequence[ResourceSpec], shape: Sequence[UtilizationShapePoint]
+) -> VectorScorer:
+    """``requested_to_capacity_ratio_scorer`` over arrays. The shape is evaluated once
+    per utilization percentage (and per distinct value outside 0-100, which only
+    negative amounts produce); the final mean is the same float division and rounding."""
+    scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    raw = build_broken_linear_function([(p.utilization, p.score * scale) for p in shape])
+    weights = tuple(r.weight for r in resources)
+    table = np.array([raw(p) for p in range(MAX_UTILIZATION + 1)], dtype=np.int64)
+
+    def shape_of(utilization: IntArray) -> IntArray:
+        if not len(utilization):
+            return utilization
+        if int(utilization.min()) >= 0 and int(utilization.max()) <= MAX_UTILIZATION:
+            return table[utilization]
+        distinct, inverse = np.unique(utilization, return_inverse=True)
+        mapped = np.array([raw(int(p)) for p in distinct.tolist()], dtype=np.int64)
+        return mapped[inverse.reshape(utilization.shape)]
+
+    def score(columns: Sequence[ScoredColumn], size: int) -> IntArray:
+        node_score = np.zeros(size, dtype=np.int64)
+        weight_sum = np.zeros(size, dtype=np.int64)
+        for index, alloc, used, pod_request in columns:
+            requested = used + pod_request
+            # Over capacity scores as full utilization: raw(100).
+            over = requested > alloc.values
+            requested *= MAX_UTILIZATION
+            np.floor_divide(requested, alloc.safe_values, out=requested)
+            requested[over] = MAX_UTILIZATION
+            if alloc.nonzero is not None:
+                requested[~alloc.nonzero] = 0
+            resource = shape_of(requested)
+            counted = resource > 0
+            if alloc.nonzero is not None:
+                counted &= alloc.nonzero
+            weight = weights[index]
+            node_score += np.where(counted, resource * weight, 0)
+            weight_sum += np.where(counted, weight, 0)
+        scored = weight_sum != 0
+        mean = np.divide(node_score, np.where(scored, weight_sum, 1))
+        rounded = np.floor(mean)
+        rounded += (mean - rounded) >= 0.5
+        out = rounded.astype(np.int64)
+        out[~scored] = 0
+        return out
 
     return score

@@ -12,6 +12,9 @@ Two upstream rules matter for the numbers:
 * An extended (scalar) resource the pod does not request is left out of the score, as is
   any resource the node does not have: both come out as allocatable 0, which every
   strategy skips.
+
+``score_nodes`` does the same for all nodes of a ``NodeTable`` at once, handing a vector
+strategy one column per resource instead of lists per node.
 """
 
 from __future__ import annotations
@@ -20,10 +23,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from kubesched.framework.args import ArgsReader, FieldError
+from kubesched.framework.columns import NodeTable
 from kubesched.framework.interface import Status
 from kubesched.framework.types import NodeInfo
 from kubesched.objects.pod import Pod
 from kubesched.objects.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
+from kubesched.plugins.noderesources.vectorized import (
+    AllocCache,
+    AllocColumn,
+    IntArray,
+    ScoredColumn,
+    VectorScorer,
+    gather_first,
+)
 
 #: ``scorer(requested, allocatable) -> score``; entries with allocatable 0 are to be skipped.
 Scorer = Callable[[Sequence[int], Sequence[int]], int]
@@ -87,7 +99,15 @@ def _kind(name: str) -> int:
 class ResourceAllocationScorer:
     """Computes per-resource (requested, allocatable) for a node and scores them."""
 
-    __slots__ = ("_kinds", "name", "resources", "scorer", "use_requested")
+    __slots__ = (
+        "_kinds",
+        "_plan",
+        "name",
+        "resources",
+        "scorer",
+        "use_requested",
+        "vector_scorer",
+    )
 
     def __init__(
         self,
@@ -96,10 +116,14 @@ class ResourceAllocationScorer:
         scorer: Scorer,
         *,
         use_requested: bool = False,
+        vector_scorer: VectorScorer | None = None,
     ) -> None:
         self.name = name
         self.resources = tuple(resources)
         self.scorer = scorer
+        #: The same strategy over arrays, for ``score_nodes``.
+        self.vector_scorer = vector_scorer
+        self._plan: _Plan | None = None
         #: True: score cpu/memory with the real requests; False: with the non-zero ones.
         self.use_requested = use_requested
         # Resolved once: Score runs for every node, and string dispatch there adds up.
@@ -152,6 +176,65 @@ class ResourceAllocationScorer:
             alloc_list[i] = alloc
             req_list[i] = total
         return self.scorer(req_list, alloc_list), None
+
+    def score_nodes(
+        self, table: NodeTable, rows: IntArray, pod_requests: Sequence[int]
+    ) -> IntArray:
+        """``score`` for the nodes at ``rows`` of ``table`` at once, the same numbers.
+
+        Raises ValueError without resources (``score`` answers an Error status then; the
+        factories never build such a scorer) or without a vector strategy.
+        """
+        if not self._kinds or self.vector_scorer is None:
+            raise ValueError("resources not found")
+        plan = self._plan
+        if plan is None or plan.table is not table or plan.matrix is not table.allocatable:
+            plan = self._plan = _Plan(self, table)
+        columns: list[ScoredColumn] = [
+            (index, alloc, used, pod_requests[index])
+            for index, alloc, used, optional in plan.entries
+            if not optional or pod_requests[index] != 0
+        ]
+        if gather_first(table, rows):
+            gathered = [(i, alloc.take(rows), used[rows], p) for i, alloc, used, p in columns]
+            return self.vector_scorer(gathered, len(rows))
+        return self.vector_scorer(columns, table.size)[rows]
+
+
+class _Plan:
+    """Where each configured resource lives in one table: built once per table (and per
+    allocatable matrix, which a new scalar resource replaces along with ``requested``)."""
+
+    __slots__ = ("entries", "matrix", "table")
+
+    def __init__(self, scorer: ResourceAllocationScorer, table: NodeTable) -> None:
+        self.table = table
+        self.matrix = table.allocatable
+        alloc = AllocCache()
+        #: (configured index, allocatable, used — a live view —, skipped when the pod
+        #: does not request it)
+        self.entries: list[tuple[int, AllocColumn, IntArray, bool]] = []
+        for i, (kind, name, scalar) in enumerate(scorer._kinds):
+            optional = False
+            if kind == _CPU:
+                column = 0
+                used = table.requested[:, 0] if scorer.use_requested else table.non_zero_cpu
+            elif kind == _MEMORY:
+                column = 1
+                used = table.requested[:, 1] if scorer.use_requested else table.non_zero_memory
+            elif kind == _EPHEMERAL:
+                column = 2
+                used = table.requested[:, 2]
+            else:
+                # Not a resource a node can have, or one no node or pod has (no column):
+                # skipped on every node, as in score. An extended resource the pod does
+                # not request is skipped too.
+                found = table.resource(name)
+                if not scalar or found is None:
+                    continue
+                column, optional = found, True
+                used = table.requested[:, column]
+            self.entries.append((i, alloc.column(table, column), used, optional))
 
 
 def is_best_effort(pod_requests: Sequence[int]) -> bool:
