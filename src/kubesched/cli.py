@@ -102,6 +102,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         registry,
         seed=args.seed,
         progress=_progress_bar if show else None,
+        columnar=not args.per_node,
     )
     if show:
         sys.stderr.write("\n")
@@ -168,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--config", help="KubeSchedulerConfiguration file (default profile)")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument(
+        "--per-node",
+        action="store_true",
+        help="measure the per-node reference path (no node table), for comparison",
+    )
     bench.set_defaults(func=_cmd_bench)
     return parser
 

@@ -461,3 +461,44 @@ def test_console_script_reports_without_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "spec.containers[0].resources.requests.cpu" in proc.stderr
+
+
+def test_bench_json_has_the_promised_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "bench", "--nodes", "30", "--init-pods", "10", "--pods", "40", "--json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert {"pods_per_second", "p50_ms", "p99_ms", "nodes", "pods"} <= set(data)
+    assert (data["nodes"], data["pods"], data["scheduled"]) == (30, 40, 40)
+    assert data["pods_per_second"] > 0
+
+
+@pytest.mark.parametrize("workload", ["anti-affinity", "spread"])
+def test_bench_workloads_schedule_as_their_constraints_allow(
+    workload: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "bench",
+        "--workload",
+        workload,
+        "--nodes",
+        "12",
+        "--init-pods",
+        "2",
+        "--pods",
+        "20",
+        "--json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    # One anti-affine pod per node: 12 nodes, 2 taken by the initial pods.
+    expected = 10 if workload == "anti-affinity" else 20
+    assert data["scheduled"] == expected
+
+
+def test_bench_rejects_a_negative_size(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "bench", "--pods", "-1")
+    assert code == 2
+    assert "--pods: Invalid value: -1" in err

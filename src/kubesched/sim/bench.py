@@ -67,10 +67,16 @@ def run_bench(
     *,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    columnar: bool = True,
 ) -> BenchResult:
-    """Place ``init_pods`` (not measured), then schedule and time ``pods`` pods."""
+    """Place ``init_pods`` (not measured), then schedule and time ``pods`` pods.
+
+    ``columnar=False`` measures the per-node reference path instead of the node table.
+    """
     started = time.perf_counter()
-    sim = Simulator(make_nodes(nodes), (), every_node_config(config), registry, seed=seed)
+    sim = Simulator(
+        make_nodes(nodes), (), every_node_config(config), registry, seed=seed, columnar=columnar
+    )
     sim.run(list(make_pods(workload, init_pods, "init")))
     measured = list(make_pods(workload, pods, "pod"))
     setup = time.perf_counter() - started
