@@ -126,6 +126,7 @@ class Framework:
         self.points: dict[str, list[Any]] = {wire: [] for _, wire in _POINTS}
         #: What the columnar runner learned about these plugins (its own cache).
         self.columnar_kinds: object = None
+        self._events: dict[str, list[ClusterEventWithHint]] | None = None
         errors = self._build(profile, registry)
         if errors:
             raise ProfileError(errors)
@@ -293,7 +294,10 @@ class Framework:
         """Per rejecting plugin, the cluster events that may make its rejections moot.
 
         Plugins that declare none get every event, as upstream's default extension.
+        Worked out once: the plugins' declarations do not change.
         """
+        if self._events is not None:
+            return self._events
         out: dict[str, list[ClusterEventWithHint]] = {}
         for wire in _REJECTING_POINTS:
             for plugin in self.points[wire]:
@@ -303,6 +307,7 @@ class Framework:
                     out[plugin.name] = list(plugin.events_to_register())
                 else:
                     out[plugin.name] = [ClusterEventWithHint(WILDCARD_EVENT)]
+        self._events = out
         return out
 
     # --- extension points -------------------------------------------------------------

@@ -1,0 +1,111 @@
+"""What happens to a body before it is stored: type checks, defaulting, name validation.
+
+This slice does what a scheduler depends on: the body must be an object of the kind the
+URL names (400 BadRequest otherwise, as kube-apiserver's decoder answers); names must be
+DNS-1123 subdomains (labels for namespaces) with upstream's 422 message; pods get
+``spec.schedulerName: default-scheduler`` and ``status.phase: Pending`` on create; nodes
+get ``status.allocatable`` defaulted from ``status.capacity``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubesched.apiserver import errors
+from kubesched.apiserver.resources import Resource
+from kubesched.apiserver.watch import Object
+
+_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+    "[a-z0-9])?)*')"
+)
+_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def check_body(res: Resource, body: Any) -> Object:
+    """Refuse a body that is not a JSON object of ``res``'s kind and apiVersion (400)."""
+    if not isinstance(body, dict):
+        raise errors.bad_request(
+            f"the body of the request was not a JSON object: expected a {res.kind}"
+        )
+    kind = body.get("kind")
+    api_version = body.get("apiVersion")
+    if kind is not None and kind != res.kind:
+        raise errors.bad_request(
+            f"{kind} in version {api_version or res.group_version!r} cannot be handled as a "
+            f"{res.kind}: the kind in the body ({kind}) does not match the expected kind "
+            f"({res.kind}) of {res.plural}"
+        )
+    if api_version is not None and api_version != res.group_version:
+        raise errors.bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API "
+            f"version ({res.group_version})"
+        )
+    metadata = body.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise errors.bad_request("metadata must be a JSON object")
+    body["kind"] = res.kind
+    body["apiVersion"] = res.group_version
+    return body
+
+
+def validate_name(res: Resource, obj: Object) -> None:
+    """422 Invalid when ``metadata.name`` (or generateName's result) is not a valid name."""
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") or ""
+    if not name:
+        return  # generateName or the store's own "name or generateName is required"
+    if res.plural == "namespaces":
+        ok = len(name) <= 63 and _LABEL.fullmatch(name) is not None
+        message = _LABEL_MSG if len(name) <= 63 else "must be no more than 63 characters"
+    else:
+        ok = len(name) <= 253 and _SUBDOMAIN.fullmatch(name) is not None
+        message = _SUBDOMAIN_MSG if len(name) <= 253 else "must be no more than 253 characters"
+    if not ok:
+        quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+        raise errors.invalid(
+            res.kind,
+            name,
+            [
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": f'Invalid value: "{quoted}": {message}',
+                    "field": "metadata.name",
+                }
+            ],
+            res.group,
+        )
+
+
+def default_on_create(res: Resource, obj: Object) -> None:
+    """Upstream defaulting and admission that a scheduler depends on, for a new object."""
+    if res.plural == "pods":
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict) and not spec.get("schedulerName"):
+            spec["schedulerName"] = "default-scheduler"
+        status = obj.setdefault("status", {})
+        if isinstance(status, dict):
+            status.setdefault("phase", "Pending")
+    elif res.plural == "nodes":
+        default_node_status(obj)
+    elif res.plural == "namespaces":
+        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        obj.setdefault("status", {})["phase"] = "Active"
+        labels = obj.setdefault("metadata", {}).setdefault("labels", {})
+        labels["kubernetes.io/metadata.name"] = obj["metadata"].get("name", "")
+
+
+def default_node_status(obj: Object) -> None:
+    """A node's ``status.allocatable`` defaults to its ``status.capacity``."""
+    status = obj.get("status")
+    if isinstance(status, dict) and status.get("capacity") and not status.get("allocatable"):
+        status["allocatable"] = dict(status["capacity"])

@@ -1,0 +1,113 @@
+"""Discovery documents: ``/version``, ``/api``, ``/apis``, and resource lists per group/version.
+
+This is the legacy (unaggregated) discovery that every client falls back to: kubectl and
+the ``kubernetes`` client find resources, scopes, kinds, verbs and short names here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.apiserver.resources import Resource
+
+#: The Kubernetes minor version whose API this server follows.
+KUBERNETES_MINOR = "32"
+
+
+def version_info() -> dict[str, str]:
+    """The ``/version`` body."""
+    return {
+        "major": "1",
+        "minor": KUBERNETES_MINOR,
+        "gitVersion": f"v1.{KUBERNETES_MINOR}.0-kubesched",
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "python",
+        "compiler": "kubesched",
+        "platform": "linux/amd64",
+    }
+
+
+def core_versions(server_address: str) -> dict[str, Any]:
+    """The ``/api`` body (APIVersions)."""
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [
+            {"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}
+        ],
+    }
+
+
+def _group(name: str, versions: list[str]) -> dict[str, Any]:
+    entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": entries, "preferredVersion": entries[0]}
+
+
+def groups(resources: tuple[Resource, ...]) -> dict[str, list[str]]:
+    """Named groups (not core) and their versions, in first-seen order."""
+    found: dict[str, list[str]] = {}
+    for r in resources:
+        if r.group and r.version not in found.setdefault(r.group, []):
+            found[r.group].append(r.version)
+    return found
+
+
+def group_list(resources: tuple[Resource, ...]) -> dict[str, Any]:
+    """The ``/apis`` body (APIGroupList)."""
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group(g, vs) for g, vs in groups(resources).items()],
+    }
+
+
+def group(resources: tuple[Resource, ...], name: str) -> dict[str, Any] | None:
+    """The ``/apis/<group>`` body (APIGroup), or None for an unknown group."""
+    versions = groups(resources).get(name)
+    if not versions:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, versions)}
+
+
+def resource_list(
+    resources: tuple[Resource, ...], group_name: str, version: str
+) -> dict[str, Any] | None:
+    """The ``/api/v1`` or ``/apis/<group>/<version>`` body (APIResourceList), or None."""
+    served = [r for r in resources if r.group == group_name and r.version == version]
+    if not served:
+        return None
+    entries: list[dict[str, Any]] = []
+    for r in served:
+        entry: dict[str, Any] = {
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": list(r.verbs),
+        }
+        if r.short_names:
+            entry["shortNames"] = list(r.short_names)
+        if r.categories:
+            entry["categories"] = list(r.categories)
+        entries.append(entry)
+        for sub in r.subresources:
+            verbs = ["create"] if sub == "binding" else ["get", "patch", "update"]
+            kind = "Binding" if sub == "binding" else r.kind
+            entries.append(
+                {
+                    "name": f"{r.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": r.namespaced,
+                    "kind": kind,
+                    "verbs": verbs,
+                }
+            )
+    group_version = f"{group_name}/{version}" if group_name else version
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": entries,
+    }

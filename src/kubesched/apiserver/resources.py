@@ -1,0 +1,115 @@
+"""The resources the embedded API server serves, and what it knows about each.
+
+A :class:`Resource` is one REST collection (``pods`` in core/v1, ``leases`` in
+coordination.k8s.io/v1): its kind, scope, subresources and the field selectors its
+list and watch accept (upstream registers those per resource, e.g. ``pod.GetAttrs``).
+:data:`BUILTIN` is this slice's set; the store and the HTTP layer look resources up here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+_META_FIELDS = ("metadata.name", "metadata.namespace")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served collection, as discovery describes it."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    #: Subresources served (``status``, ``binding``).
+    subresources: tuple[str, ...] = ()
+    #: Field selector labels accepted besides metadata.name/namespace.
+    fields: tuple[str, ...] = ()
+    #: Verbs advertised in discovery.
+    verbs: tuple[str, ...] = (
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    )
+    #: Delete returns the deleted object (pods, namespaces) rather than a Success Status.
+    delete_returns_object: bool = False
+    categories: tuple[str, ...] = field(default=())
+
+    @property
+    def group_version(self) -> str:
+        """``v1`` for the core group, ``coordination.k8s.io/v1`` otherwise."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(group, version, plural): how the store names a collection."""
+        return (self.group, self.version, self.plural)
+
+    @property
+    def has_status(self) -> bool:
+        """Whether ``status`` is a subresource, kept apart from the main resource's writes."""
+        return "status" in self.subresources
+
+    @property
+    def selectable_fields(self) -> tuple[str, ...]:
+        """Every field label that list and watch accept in ``fieldSelector``."""
+        return _META_FIELDS + self.fields
+
+
+NAMESPACES = Resource(
+    "", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), ("status",),
+    fields=("status.phase",), delete_returns_object=True,
+)
+NODES = Resource(
+    "", "v1", "nodes", "Node", False, "node", ("no",), ("status",),
+    fields=("spec.unschedulable",),
+)
+PODS = Resource(
+    "", "v1", "pods", "Pod", True, "pod", ("po",), ("status", "binding"),
+    fields=(
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+    ),
+    delete_returns_object=True,
+    categories=("all",),
+)
+BINDINGS = Resource("", "v1", "bindings", "Binding", True, "binding", verbs=("create",))
+EVENTS = Resource(
+    "", "v1", "events", "Event", True, "event", ("ev",),
+    fields=(
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    ),
+)
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease")
+
+#: Every resource this slice serves, in discovery order.
+BUILTIN: tuple[Resource, ...] = (NAMESPACES, NODES, PODS, BINDINGS, EVENTS, LEASES)
+
+
+def by_key(resources: tuple[Resource, ...] = BUILTIN) -> dict[tuple[str, str, str], Resource]:
+    """Index resources by (group, version, plural)."""
+    return {r.key: r for r in resources}

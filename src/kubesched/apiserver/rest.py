@@ -1,0 +1,237 @@
+"""The REST verbs on the store, without HTTP: what each request does and returns.
+
+Each function takes parsed inputs (a Resource, a namespace, a name, a decoded body) and
+returns ``(http_status, body)`` or raises :class:`~kubesched.apiserver.errors.ApiError`.
+The HTTP layer only routes, decodes and encodes; everything kube-apiserver decides about a
+request (namespace lifecycle, defaulting, binding rules, what a delete returns) is here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.apiserver import errors
+from kubesched.apiserver.admission import (
+    check_body,
+    default_node_status,
+    default_on_create,
+    validate_name,
+)
+from kubesched.apiserver.patch import apply_patch
+from kubesched.apiserver.resources import NAMESPACES, PODS, Resource
+from kubesched.apiserver.store import Store, now_rfc3339
+from kubesched.apiserver.watch import Object
+
+Reply = tuple[int, Any]
+
+
+def _require_namespace(store: Store, res: Resource, namespace: str | None) -> None:
+    # The NamespaceLifecycle admission plugin: no objects in a namespace that is not there.
+    if res.namespaced and namespace:
+        try:
+            store.get(NAMESPACES, None, namespace)
+        except errors.ApiError:
+            raise errors.not_found("namespaces", namespace) from None
+
+
+def _check_url_identity(res: Resource, obj: Object, namespace: str | None, name: str) -> None:
+    meta = obj.setdefault("metadata", {})
+    if name and meta.get("name") not in (None, "", name):
+        raise errors.bad_request(
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+            f"({name})"
+        )
+    if name:
+        meta["name"] = name
+    if res.namespaced and meta.get("namespace") not in (None, "", namespace):
+        raise errors.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the "
+            "request"
+        )
+
+
+def create(store: Store, res: Resource, namespace: str | None, body: Any) -> Reply:
+    """POST on a collection: 201 with the stored object."""
+    obj = check_body(res, body)
+    _check_url_identity(res, obj, namespace, "")
+    validate_name(res, obj)
+    _require_namespace(store, res, namespace)
+    default_on_create(res, obj)
+    return 201, store.create(res, obj, namespace)
+
+
+def update(
+    store: Store, res: Resource, namespace: str | None, name: str, body: Any, sub: str = ""
+) -> Reply:
+    """PUT on an object or its status: 200 with the stored object."""
+    obj = check_body(res, body)
+    _check_url_identity(res, obj, namespace, name)
+    if res.plural == "nodes":
+        default_node_status(obj)
+    return 200, store.update(res, obj, namespace, sub)
+
+
+def patch(
+    store: Store,
+    res: Resource,
+    namespace: str | None,
+    name: str,
+    body: Any,
+    content_type: str,
+    sub: str = "",
+) -> Reply:
+    """PATCH on an object or its status: 200 with the stored object."""
+
+    def mutate(current: Object) -> Object:
+        patched = apply_patch(current, body, content_type)
+        obj = check_body(res, patched)
+        _check_url_identity(res, obj, namespace, name)
+        if res.plural == "nodes":
+            default_node_status(obj)
+        return obj
+
+    return 200, store.guaranteed_update(res, namespace, name, mutate, sub)
+
+
+def delete(
+    store: Store, res: Resource, namespace: str | None, name: str, options: Any
+) -> Reply:
+    """DELETE on an object: the deleted object (pods, namespaces) or a Success Status."""
+    preconditions = options.get("preconditions") if isinstance(options, dict) else None
+    uid = rv = None
+    if isinstance(preconditions, dict):
+        uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
+    gone = store.delete(res, namespace, name, uid, rv)
+    if res.plural == "namespaces":
+        _delete_namespace_contents(store, name)
+    if res.delete_returns_object:
+        return 200, gone
+    details: errors.StatusDetails = {"name": name, "kind": res.plural}
+    if res.group:
+        details["group"] = res.group
+    details["uid"] = gone["metadata"].get("uid", "")
+    return 200, errors.success(200, details)
+
+
+def _delete_namespace_contents(store: Store, namespace: str) -> None:
+    # Upstream's namespace controller empties a deleted namespace; this slice does it now.
+    for res in store.resources:
+        if res.namespaced:
+            for obj in store.list(res, namespace).items:
+                store.delete(res, namespace, obj["metadata"]["name"])
+
+
+def delete_collection(
+    store: Store,
+    res: Resource,
+    namespace: str | None,
+    label_selector: str,
+    field_selector: str,
+) -> Reply:
+    """DELETE on a collection: the list of deleted objects."""
+    page = store.list(res, namespace, label_selector, field_selector)
+    deleted = []
+    for obj in page.items:
+        meta = obj["metadata"]
+        try:
+            deleted.append(store.delete(res, meta.get("namespace"), meta["name"]))
+        except errors.ApiError as err:
+            if err.code != 404:  # deleted meanwhile: that is what was asked
+                raise
+    return 200, list_body(res, deleted, store.resource_version)
+
+
+def list_body(
+    res: Resource,
+    items: list[Object],
+    resource_version: int,
+    continue_token: str = "",
+    remaining: int | None = None,
+) -> dict[str, Any]:
+    """A ``<Kind>List`` body."""
+    meta: dict[str, Any] = {"resourceVersion": str(resource_version)}
+    if continue_token:
+        meta["continue"] = continue_token
+    if remaining is not None:
+        meta["remainingItemCount"] = remaining
+    return {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
+            "items": items}
+
+
+def bind(store: Store, namespace: str, name: str, body: Any) -> Reply:
+    """POST pods/<name>/binding or bindings: set ``spec.nodeName`` once.
+
+    409 Conflict if the pod is already assigned or being deleted, 404 if it is gone; on
+    success 201 with a Success Status, and the pod gets a PodScheduled=True condition.
+    """
+    if not isinstance(body, dict) or body.get("kind") not in (None, "Binding"):
+        raise errors.bad_request("the body of the request must be a Binding")
+    meta = body.get("metadata") or {}
+    if name and meta.get("name") not in (None, "", name):
+        raise errors.bad_request("name in URL does not match name in Binding object")
+    pod_name = name or meta.get("name") or ""
+    if meta.get("namespace") not in (None, "", namespace):
+        raise errors.bad_request("namespace in URL does not match namespace in Binding object")
+    target = body.get("target") or {}
+    node = target.get("name") if isinstance(target, dict) else None
+    if not pod_name or not node:
+        field = "metadata.name" if not pod_name else "target.name"
+        raise errors.invalid(
+            "Binding",
+            pod_name,
+            [{"reason": "FieldValueRequired", "message": "Required value", "field": field}],
+        )
+    uid = meta.get("uid")
+
+    def assign(pod: Object) -> Object:
+        pod_meta = pod["metadata"]
+        if uid and uid != pod_meta.get("uid"):
+            raise errors.conflict(
+                "pods/binding",
+                pod_name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: "
+                f"{pod_meta.get('uid')}",
+            )
+        if pod_meta.get("deletionTimestamp"):
+            raise errors.conflict(
+                "pods/binding",
+                pod_name,
+                f"pod {pod_name} is being deleted, cannot be assigned to a host",
+            )
+        spec = pod.setdefault("spec", {})
+        if spec.get("nodeName"):
+            raise errors.conflict(
+                "pods/binding",
+                pod_name,
+                f'pod {pod_name} is already assigned to node "{spec["nodeName"]}"',
+            )
+        spec["nodeName"] = node
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict) and annotations:
+            pod_meta.setdefault("annotations", {}).update(annotations)
+        _set_scheduled(pod)
+        return pod
+
+    store.guaranteed_update(PODS, namespace, pod_name, assign, "binding")
+    return 201, errors.success(201)
+
+
+def _set_scheduled(pod: Object) -> None:
+    status = pod.setdefault("status", {})
+    conditions = status.setdefault("conditions", [])
+    for condition in conditions:
+        if condition.get("type") == "PodScheduled":
+            if condition.get("status") != "True":
+                condition["status"] = "True"
+                condition["lastTransitionTime"] = now_rfc3339()
+            for stale in ("reason", "message"):
+                condition.pop(stale, None)
+            return
+    conditions.append(
+        {
+            "type": "PodScheduled",
+            "status": "True",
+            "lastProbeTime": None,
+            "lastTransitionTime": now_rfc3339(),
+        }
+    )

@@ -1,0 +1,152 @@
+"""Run the embedded API server: in a background thread (tests, ``demo``) or in the foreground.
+
+:func:`start_apiserver` returns an :class:`ApiServerHandle` once the server listens; it runs
+its own event loop in a daemon thread, so callers need no asyncio. :func:`write_kubeconfig`
+writes a kubeconfig that ``kubectl --kubeconfig`` and the ``kubernetes`` client use as is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from kubesched.apiserver.resources import NAMESPACES
+from kubesched.apiserver.server import make_app
+from kubesched.apiserver.store import DEFAULT_WINDOW, Store
+
+#: Namespaces that exist in every new cluster.
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def new_store(window: int = DEFAULT_WINDOW) -> Store:
+    """A store holding what a fresh cluster has: the system namespaces."""
+    from kubesched.apiserver.admission import default_on_create
+
+    store = Store(window=window)
+    for name in SYSTEM_NAMESPACES:
+        obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        default_on_create(NAMESPACES, obj)
+        store.create(NAMESPACES, obj)
+    return store
+
+
+def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str | None = None) -> Path:
+    """Write a kubeconfig for ``url`` (one cluster, user and context, all ``kubesched``).
+
+    It is JSON, which every kubeconfig reader accepts as YAML. Returns the path written.
+    """
+    user: dict[str, str] = {"token": token} if token else {}
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kubesched", "cluster": {"server": url}}],
+        "users": [{"name": "kubesched", "user": user}],
+        "contexts": [
+            {
+                "name": "kubesched",
+                "context": {"cluster": "kubesched", "user": "kubesched", "namespace": "default"},
+            }
+        ],
+        "current-context": "kubesched",
+        "preferences": {},
+    }
+    target = Path(path)
+    target.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+@dataclass
+class ApiServerHandle:
+    """A running in-process API server: its URL, its kubeconfig, its store; stop it."""
+
+    url: str
+    kubeconfig_path: Path
+    store: Store
+    _loop: asyncio.AbstractEventLoop = field(repr=False)
+    _runner: web.AppRunner = field(repr=False)
+    _thread: threading.Thread = field(repr=False)
+
+    def stop(self) -> None:
+        """Close every connection and watch, and end the server's thread."""
+        if not self._thread.is_alive():
+            return
+        future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        future.result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> ApiServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+async def start_site(
+    store: Store, host: str, port: int, bookmark_interval: float
+) -> tuple[web.AppRunner, str]:
+    """Start serving ``store`` on host:port in the running loop; return the runner and URL."""
+    runner = web.AppRunner(
+        make_app(store, bookmark_interval), access_log=None, shutdown_timeout=2.0
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound_port = runner.addresses[0][1]
+    return runner, f"http://{host}:{bound_port}"
+
+
+def start_apiserver(
+    port: int = 0,
+    host: str = "127.0.0.1",
+    kubeconfig_path: str | os.PathLike[str] | None = None,
+    store: Store | None = None,
+    bookmark_interval: float = 10.0,
+) -> ApiServerHandle:
+    """Start an API server in a background thread and return once it listens.
+
+    **port**: 0 picks a free one. **kubeconfig_path**: where to write its kubeconfig
+    (a temporary file by default). **store**: serve an existing store (default: a fresh
+    one with the system namespaces). **bookmark_interval**: seconds between BOOKMARK
+    events on watches that allow them.
+    """
+    store = store if store is not None else new_store()
+    loop = asyncio.new_event_loop()
+    ready: dict[str, object] = {}
+    started = threading.Event()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            ready["site"] = loop.run_until_complete(
+                start_site(store, host, port, bookmark_interval)
+            )
+        except BaseException as exc:  # reported to the caller below
+            ready["error"] = exc
+            started.set()
+            return
+        started.set()
+        loop.run_forever()
+        loop.close()
+
+    thread = threading.Thread(target=run, name="kubesched-apiserver", daemon=True)
+    thread.start()
+    started.wait()
+    if "error" in ready:
+        raise RuntimeError(f"the API server could not start on {host}:{port}") from (
+            ready["error"]  # type: ignore[misc]
+        )
+    runner, url = ready["site"]  # type: ignore[misc]
+    if kubeconfig_path is None:
+        fd, name = tempfile.mkstemp(prefix="kubesched-", suffix=".kubeconfig")
+        os.close(fd)
+        kubeconfig_path = name
+    path = write_kubeconfig(kubeconfig_path, url)
+    return ApiServerHandle(url, path, store, loop, runner, thread)

@@ -1,0 +1,348 @@
+"""The HTTP face of the embedded API server: routing, JSON in and out, watch streams.
+
+:func:`make_app` builds an aiohttp application over a :class:`~kubesched.apiserver.store.Store`.
+Paths follow kube-apiserver (``/api/v1/namespaces/<ns>/pods/<name>/status``,
+``/apis/<group>/<version>/...``, the legacy ``/watch/`` prefix); every failure is a
+``kind: Status`` body with the HTTP code it names. Watches are chunked streams of JSON
+lines, one ``{"type", "object"}`` per line, as the Go and Python clients read them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.apiserver import discovery, errors, rest
+from kubesched.apiserver.resources import Resource
+from kubesched.apiserver.store import Store
+from kubesched.apiserver.watch import WatchEvent
+
+log = logging.getLogger(__name__)
+
+#: Request bodies larger than this are refused (kube-apiserver's limit is 3 MiB).
+MAX_BODY_BYTES = 3 * 1024 * 1024
+#: How long a watch stays open without ``timeoutSeconds`` (upstream: 30–60 minutes).
+DEFAULT_WATCH_SECONDS = 1800.0
+
+STORE_KEY = web.AppKey("store", Store)
+CONFIG_KEY: web.AppKey[ServerConfig] = web.AppKey("config")
+WATCHES_KEY: web.AppKey[set[asyncio.Event]] = web.AppKey("watches")
+
+
+@dataclass
+class ServerConfig:
+    """Server-wide settings that requests read."""
+
+    bookmark_interval: float = 10.0
+    closing: bool = False
+
+
+def _dumps(body: Any) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _reply(status: int, body: Any) -> web.Response:
+    return web.Response(status=status, body=_dumps(body), content_type="application/json")
+
+
+def _error(err: errors.ApiError) -> web.Response:
+    return _reply(err.code, err.status)
+
+
+@dataclass
+class Target:
+    """What a request path names: a resource, and maybe a namespace, name, subresource."""
+
+    resource: Resource
+    namespace: str | None
+    name: str
+    subresource: str
+    watch_path: bool
+
+
+def _route(store: Store, parts: list[str]) -> Target | dict[str, Any]:
+    """Resolve a path to a discovery document or a Target; 404 for anything else."""
+    if parts == ["version"]:
+        return discovery.version_info()
+    resources = store.resources
+    if parts[:1] == ["api"]:
+        if len(parts) == 1:
+            return discovery.core_versions("")
+        if parts[1] != "v1":
+            raise errors.not_found_path()
+        group, version, rest_parts = "", "v1", parts[2:]
+    elif parts[:1] == ["apis"]:
+        if len(parts) == 1:
+            return discovery.group_list(resources)
+        if len(parts) == 2:
+            found = discovery.group(resources, parts[1])
+            if found is None:
+                raise errors.not_found_path()
+            return found
+        group, version, rest_parts = parts[1], parts[2], parts[3:]
+    else:
+        raise errors.not_found_path()
+    if not rest_parts:
+        listing = discovery.resource_list(resources, group, version)
+        if listing is None:
+            raise errors.not_found_path()
+        return listing
+    watch_path = rest_parts[0] == "watch"
+    if watch_path:
+        rest_parts = rest_parts[1:]
+    namespace = None
+    if (
+        len(rest_parts) >= 3
+        and rest_parts[0] == "namespaces"
+        and (res := store.resource(group, version, rest_parts[2])) is not None
+        and res.namespaced
+    ):
+        namespace, rest_parts = rest_parts[1], rest_parts[2:]
+    if not rest_parts or len(rest_parts) > 3:
+        raise errors.not_found_path()
+    res = store.resource(group, version, rest_parts[0])
+    if res is None or (namespace is None and res.namespaced and len(rest_parts) > 1):
+        raise errors.not_found_path()
+    name = rest_parts[1] if len(rest_parts) > 1 else ""
+    sub = rest_parts[2] if len(rest_parts) > 2 else ""
+    if sub and sub not in res.subresources:
+        raise errors.not_found_path()
+    return Target(res, namespace, name, sub, watch_path)
+
+
+async def _json_body(request: web.Request) -> Any:
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise errors.ApiError(
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": f"Request entity too large: limit is {MAX_BODY_BYTES}",
+                "reason": "RequestEntityTooLarge",
+                "code": 413,
+            }
+        ) from None
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(
+            f"couldn't get version/kind; json parse error: {exc}"
+        ) from None
+
+
+def _flag(request: web.Request, name: str) -> bool:
+    return request.query.get(name, "").lower() in ("true", "1")
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    """Serve one request (every path goes through here)."""
+    store = request.app[STORE_KEY]
+    try:
+        if request.query.get("dryRun"):
+            raise errors.bad_request("dryRun is not supported by the kubesched API server")
+        parts = [p for p in request.path.split("/") if p]
+        target = _route(store, parts)
+        if isinstance(target, dict):
+            if request.method != "GET":
+                raise errors.method_not_supported("", request.method.lower())
+            if parts == ["api"]:
+                target = discovery.core_versions(request.host)
+            return _reply(200, target)
+        return await _dispatch(request, store, target)
+    except errors.ApiError as err:
+        return _error(err)
+    except Exception as exc:  # a bug: say so as kube-apiserver does, and keep serving
+        log.exception("internal error serving %s %s", request.method, request.path)
+        return _reply(
+            500,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": f"Internal error occurred: {exc}",
+                "reason": "InternalError",
+                "code": 500,
+            },
+        )
+
+
+async def _dispatch(request: web.Request, store: Store, t: Target) -> web.StreamResponse:
+    method, res, q = request.method, t.resource, request.query
+    if t.watch_path or (method == "GET" and not t.name and _flag(request, "watch")):
+        field_selector = q.get("fieldSelector", "")
+        if t.name:
+            named = f"metadata.name={t.name}"
+            field_selector = f"{field_selector},{named}" if field_selector else named
+        return await _watch(request, store, t, field_selector)
+    if res.plural == "bindings":
+        if method != "POST" or t.name:
+            raise errors.method_not_supported(res.plural, method.lower())
+        return _reply(*rest.bind(store, t.namespace or "", "", await _json_body(request)))
+    if t.subresource == "binding":
+        if method != "POST":
+            raise errors.method_not_supported("pods/binding", method.lower())
+        body = await _json_body(request)
+        return _reply(*rest.bind(store, t.namespace or "", t.name, body))
+    if not t.name:
+        if method == "GET":
+            page = store.list(
+                res,
+                t.namespace,
+                q.get("labelSelector", ""),
+                q.get("fieldSelector", ""),
+                _int(q.get("limit", "0"), "limit"),
+                q.get("continue", ""),
+            )
+            body = rest.list_body(
+                res, page.items, page.resource_version, page.continue_token, page.remaining
+            )
+            return _reply(200, body)
+        if method == "POST":
+            if res.namespaced and not t.namespace:
+                raise errors.not_found_path()
+            return _reply(*rest.create(store, res, t.namespace, await _json_body(request)))
+        if method == "DELETE":
+            if res.namespaced and not t.namespace:
+                raise errors.not_found_path()
+            return _reply(
+                *rest.delete_collection(
+                    store, res, t.namespace, q.get("labelSelector", ""), q.get("fieldSelector", "")
+                )
+            )
+        raise errors.method_not_supported(res.plural, method.lower(), res.group)
+    if method == "GET":
+        return _reply(200, store.get(res, t.namespace, t.name))
+    if method == "PUT":
+        body = await _json_body(request)
+        return _reply(*rest.update(store, res, t.namespace, t.name, body, t.subresource))
+    if method == "PATCH":
+        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        if content_type not in errors.PATCH_MEDIA_TYPES:
+            raise errors.unsupported_media_type()
+        body = await _json_body(request)
+        return _reply(
+            *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource)
+        )
+    if method == "DELETE" and not t.subresource:
+        return _reply(*rest.delete(store, res, t.namespace, t.name, await _json_body(request)))
+    raise errors.method_not_supported(res.plural, method.lower(), res.group)
+
+
+def _int(text: str, name: str) -> int:
+    try:
+        value = int(text or "0")
+    except ValueError:
+        raise errors.bad_request(f"invalid {name}: {text!r}") from None
+    if value < 0:
+        raise errors.bad_request(f"invalid {name}: {text!r}")
+    return value
+
+
+async def _watch(
+    request: web.Request, store: Store, t: Target, field_selector: str
+) -> web.StreamResponse:
+    config = request.app[CONFIG_KEY]
+    q = request.query
+    loop = asyncio.get_running_loop()
+    loop_thread = threading.get_ident()
+    wake = asyncio.Event()
+
+    def notify() -> None:
+        if threading.get_ident() == loop_thread:
+            wake.set()
+        else:
+            loop.call_soon_threadsafe(wake.set)
+
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response.enable_chunked_encoding()
+    try:
+        watcher = store.watch(
+            t.resource,
+            t.namespace,
+            q.get("resourceVersion", ""),
+            q.get("labelSelector", ""),
+            field_selector,
+            notify,
+        )
+    except errors.ApiError as err:
+        if err.code != 410:
+            raise
+        # As kube-apiserver: a watch from an expired version is a 200 with one ERROR event.
+        await response.prepare(request)
+        await response.write(_dumps({"type": "ERROR", "object": err.status}) + b"\n")
+        await response.write_eof()
+        return response
+    timeout = float(_int(q.get("timeoutSeconds", "0"), "timeoutSeconds")) or DEFAULT_WATCH_SECONDS
+    bookmarks = _flag(request, "allowWatchBookmarks")
+    deadline = time.monotonic() + timeout
+    next_bookmark = time.monotonic() + config.bookmark_interval
+    watches = request.app[WATCHES_KEY]
+    watches.add(wake)
+    try:
+        await response.prepare(request)
+        while not config.closing:
+            wake.clear()
+            events = watcher.take()
+            if events:
+                await response.write(b"".join(_dumps(e.wire()) + b"\n" for e in events))
+                continue
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            if bookmarks and now >= next_bookmark:
+                await _send_bookmark(response, store, watcher, t.resource)
+                next_bookmark = now + config.bookmark_interval
+                continue
+            wait = min(deadline, next_bookmark if bookmarks else deadline) - now
+            try:
+                await asyncio.wait_for(wake.wait(), timeout=max(wait, 0.0))
+            except TimeoutError:
+                pass
+        await response.write_eof()
+    except ConnectionResetError:
+        pass  # the client went away: nothing to tell it
+    finally:
+        watches.discard(wake)
+        watcher.close()
+    return response
+
+
+async def _send_bookmark(
+    response: web.StreamResponse, store: Store, watcher: Any, res: Resource
+) -> None:
+    version = store.bookmark(watcher)
+    if version is None:
+        return
+    obj = {"kind": res.kind, "apiVersion": res.group_version,
+           "metadata": {"resourceVersion": str(version)}}
+    await response.write(_dumps(WatchEvent("BOOKMARK", obj, version).wire()) + b"\n")
+
+
+async def _on_shutdown(app: web.Application) -> None:
+    app[CONFIG_KEY].closing = True
+    for wake in list(app[WATCHES_KEY]):
+        wake.set()
+
+
+def make_app(store: Store, bookmark_interval: float = 10.0) -> web.Application:
+    """The aiohttp application serving ``store``."""
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    app[STORE_KEY] = store
+    app[CONFIG_KEY] = ServerConfig(bookmark_interval=bookmark_interval)
+    app[WATCHES_KEY] = set()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    app.on_shutdown.append(_on_shutdown)
+    return app

@@ -1,0 +1,468 @@
+"""The in-memory object store behind the embedded API server.
+
+It plays etcd plus kube-apiserver's generic registry: objects are kept per resource
+(group, version, plural), keyed by namespace and name; every write takes the next value of
+one global resourceVersion sequence; updates are optimistic (a stale
+``metadata.resourceVersion`` is refused with 409 Conflict); status is a subresource kept
+apart from the rest; and every change goes to the resource's bounded :class:`EventLog`,
+from which watches resume. Errors are :class:`~kubesched.apiserver.errors.ApiError` with
+kube-apiserver's Status bodies.
+
+The store is thread-safe (one lock). It takes ownership of the dicts it is given, and the
+objects it returns are shared with it: copy one (:func:`copy_object`) before changing it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import random
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.apiserver import errors
+from kubesched.apiserver.resources import BUILTIN, Resource
+from kubesched.apiserver.selectors import (
+    matcher,
+    parse_field_selector,
+    parse_label_selector,
+)
+from kubesched.apiserver.watch import Change, EventLog, Object, Watcher, WatchEvent
+
+#: Past events kept per resource for watches to resume from (upstream's watch cache
+#: starts at 100 and grows to thousands under load).
+DEFAULT_WINDOW = 4096
+
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # upstream's utilrand alphabet
+_EXPIRED_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list."
+)
+
+
+def copy_object(obj: Any) -> Any:
+    """A deep copy of a JSON value (faster than :func:`copy.deepcopy` for JSON)."""
+    if isinstance(obj, dict):
+        return {k: copy_object(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [copy_object(v) for v in obj]
+    return obj
+
+
+def now_rfc3339() -> str:
+    """The current time as Kubernetes writes timestamps (``2024-01-02T03:04:05Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class ListResult:
+    """One page of a list: items, the list's resourceVersion and the continue token."""
+
+    items: list[Object]
+    resource_version: int
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+def _metadata(obj: Object) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta
+
+
+class Store:
+    """Objects of every served resource, with one resourceVersion sequence and watches."""
+
+    def __init__(
+        self,
+        resources: tuple[Resource, ...] = BUILTIN,
+        window: int = DEFAULT_WINDOW,
+        clock: Callable[[], str] = now_rfc3339,
+    ) -> None:
+        self._lock = threading.RLock()
+        self._resources = {r.key: r for r in resources}
+        self._objects: dict[tuple[str, str, str], dict[tuple[str, str], Object]] = {
+            r.key: {} for r in resources
+        }
+        self._logs = {r.key: EventLog(window) for r in resources}
+        self._watchers: dict[tuple[str, str, str], list[Watcher]] = {
+            r.key: [] for r in resources
+        }
+        self._rv = 0
+        self._clock = clock
+
+    # -- lookup -------------------------------------------------------------------------
+
+    @property
+    def resources(self) -> tuple[Resource, ...]:
+        """The resources this store holds."""
+        return tuple(self._resources.values())
+
+    @property
+    def resource_version(self) -> int:
+        """The newest resourceVersion handed out."""
+        return self._rv
+
+    def resource(self, group: str, version: str, plural: str) -> Resource | None:
+        """The resource served at group/version/plural, or None."""
+        return self._resources.get((group, version, plural))
+
+    def _check_scope(self, res: Resource, namespace: str | None) -> str:
+        if res.namespaced:
+            if not namespace:
+                raise errors.bad_request("the namespace of the object must be set")
+            return namespace
+        return ""
+
+    # -- reads --------------------------------------------------------------------------
+
+    def get(self, res: Resource, namespace: str | None, name: str) -> Object:
+        """The stored object (shared: do not change it), or 404 NotFound."""
+        ns = namespace or "" if res.namespaced else ""
+        with self._lock:
+            obj = self._objects[res.key].get((ns, name))
+        if obj is None:
+            raise errors.not_found(res.plural, name, res.group)
+        return obj
+
+    def list(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+    ) -> ListResult:
+        """Objects in key order (namespace, name), filtered, paged by limit/continue.
+
+        A continue token older than the resource's event window is refused with 410
+        Expired, as kube-apiserver does once etcd has compacted past it. Pages after the
+        first show objects as they are now (no snapshot of the first page's version).
+        """
+        match = matcher(
+            parse_label_selector(label_selector),
+            parse_field_selector(field_selector, res.selectable_fields),
+        )
+        start: tuple[str, str] | None = None
+        with self._lock:
+            if continue_token:
+                token_rv, start = _decode_continue(continue_token)
+                if token_rv < self._logs[res.key].floor:
+                    raise errors.expired(_EXPIRED_CONTINUE)
+            rv = self._rv
+            keys = sorted(self._objects[res.key])
+            objects = self._objects[res.key]
+            items: list[Object] = []
+            token = ""
+            remaining: int | None = None
+            for i, key in enumerate(keys):
+                if start is not None and key <= start:
+                    continue
+                if namespace and res.namespaced and key[0] != namespace:
+                    continue
+                obj = objects[key]
+                if match is not None and not match(obj):
+                    continue
+                if limit and len(items) == limit:
+                    token = _encode_continue(rv, items_key(items[-1]))
+                    if match is None and not namespace:
+                        remaining = len(keys) - i
+                    break
+                items.append(obj)
+        return ListResult(items, rv, token, remaining)
+
+    # -- writes -------------------------------------------------------------------------
+
+    def _next_rv(self) -> int:
+        self._rv += 1
+        return self._rv
+
+    def _record(self, res: Resource, change: Change) -> None:
+        self._logs[res.key].append(change)
+        for watcher in self._watchers[res.key]:
+            watcher.offer(change)
+
+    def create(self, res: Resource, obj: Object, namespace: str | None = None) -> Object:
+        """Store a new object and return it with uid, resourceVersion and timestamps set.
+
+        ``metadata.generateName`` makes a unique name when ``metadata.name`` is empty.
+        409 AlreadyExists if the name is taken; 422 Invalid if there is no name at all.
+        """
+        meta = _metadata(obj)
+        with self._lock:
+            ns = self._check_scope(res, namespace or meta.get("namespace"))
+            if res.namespaced:
+                if meta.get("namespace") not in (None, "", ns):
+                    raise errors.bad_request(
+                        "the namespace of the provided object does not match the namespace "
+                        "sent on the request"
+                    )
+                meta["namespace"] = ns
+            else:
+                meta.pop("namespace", None)
+            objects = self._objects[res.key]
+            name = meta.get("name") or ""
+            if not name:
+                prefix = meta.get("generateName") or ""
+                if not prefix:
+                    raise errors.invalid(
+                        res.kind,
+                        "",
+                        [
+                            {
+                                "reason": "FieldValueRequired",
+                                "message": "Required value: name or generateName is required",
+                                "field": "metadata.name",
+                            }
+                        ],
+                        res.group,
+                    )
+                name = prefix + "".join(random.choices(_GENERATE_ALPHABET, k=5))
+                meta["name"] = name
+            if (ns, name) in objects:
+                raise errors.already_exists(res.plural, name, res.group)
+            rv = self._next_rv()
+            meta["uid"] = str(uuid.uuid4())
+            meta["resourceVersion"] = str(rv)
+            meta["creationTimestamp"] = self._clock()
+            meta["generation"] = 1
+            for system in ("deletionTimestamp", "deletionGracePeriodSeconds"):
+                meta.pop(system, None)
+            objects[(ns, name)] = obj
+            self._record(res, Change(rv, "ADDED", ns, obj, None))
+        return obj
+
+    def update(
+        self,
+        res: Resource,
+        obj: Object,
+        namespace: str | None = None,
+        subresource: str = "",
+    ) -> Object:
+        """Replace an object (PUT); ``subresource="status"`` replaces only its status.
+
+        ``subresource="binding"`` (internal: pods/binding) may change spec and status.
+
+        A non-empty ``metadata.resourceVersion`` must equal the stored one (else 409
+        Conflict); an empty one updates unconditionally. For resources with a status
+        subresource, a main-resource update keeps the stored status and a status update
+        keeps everything but status and metadata labels/annotations. An update that
+        changes nothing is not written and keeps the resourceVersion.
+        """
+        meta = _metadata(obj)
+        name = meta.get("name") or ""
+        with self._lock:
+            ns = self._check_scope(res, namespace or meta.get("namespace"))
+            old = self._objects[res.key].get((ns, name))
+            if old is None:
+                raise errors.not_found(res.plural, name, res.group)
+            return self._replace(res, ns, old, obj, subresource)
+
+    def _replace(
+        self, res: Resource, ns: str, old: Object, obj: Object, subresource: str
+    ) -> Object:
+        meta = _metadata(obj)
+        old_meta = old["metadata"]
+        name = old_meta["name"]
+        wanted = meta.get("resourceVersion")
+        if wanted and wanted != old_meta["resourceVersion"]:
+            raise errors.stale_conflict(res.plural, name, res.group)
+        if subresource == "status":
+            new = {k: v for k, v in old.items() if k not in ("status", "metadata")}
+            new_meta = dict(old_meta)
+            for mutable in ("labels", "annotations"):
+                if mutable in meta:
+                    new_meta[mutable] = meta[mutable]
+            new["metadata"] = new_meta
+            if "status" in obj:
+                new["status"] = obj["status"]
+            obj, meta = new, new_meta
+        elif res.has_status and subresource == "":
+            obj.pop("status", None)
+            if "status" in old:
+                obj["status"] = old["status"]
+        for fixed in ("uid", "creationTimestamp", "generation", "deletionTimestamp"):
+            if fixed in old_meta:
+                meta[fixed] = old_meta[fixed]
+            else:
+                meta.pop(fixed, None)
+        meta["name"] = name
+        if res.namespaced:
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        meta["resourceVersion"] = old_meta["resourceVersion"]
+        if obj == old:
+            return old
+        if subresource == "" and obj.get("spec") != old.get("spec"):
+            meta["generation"] = int(old_meta.get("generation", 1)) + 1
+        rv = self._next_rv()
+        meta["resourceVersion"] = str(rv)
+        self._objects[res.key][(ns, name)] = obj
+        self._record(res, Change(rv, "MODIFIED", ns, obj, old))
+        return obj
+
+    def guaranteed_update(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        mutate: Callable[[Object], Object],
+        subresource: str = "",
+    ) -> Object:
+        """Apply ``mutate`` to a private copy of the stored object and write the result,
+        atomically (patches and bindings). ``mutate`` may raise an ApiError to refuse."""
+        with self._lock:
+            ns = self._check_scope(res, namespace) if res.namespaced else ""
+            old = self._objects[res.key].get((ns, name))
+            if old is None:
+                raise errors.not_found(res.plural, name, res.group)
+            new = mutate(copy_object(old))
+            return self._replace(res, ns, old, new, subresource)
+
+    def delete(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> Object:
+        """Remove an object at once and return it as deleted (with the deletion's version).
+
+        ``uid`` and ``resource_version`` are DeleteOptions preconditions (409 Conflict when
+        they do not hold).
+        """
+        ns = namespace or "" if res.namespaced else ""
+        with self._lock:
+            objects = self._objects[res.key]
+            old = objects.get((ns, name))
+            if old is None:
+                raise errors.not_found(res.plural, name, res.group)
+            old_meta = old["metadata"]
+            if uid and uid != old_meta.get("uid"):
+                raise errors.conflict(
+                    res.plural,
+                    name,
+                    f"Precondition failed: UID in precondition: {uid}, "
+                    f"UID in object meta: {old_meta.get('uid')}",
+                    res.group,
+                )
+            if resource_version and resource_version != old_meta.get("resourceVersion"):
+                raise errors.conflict(
+                    res.plural,
+                    name,
+                    "Precondition failed: ResourceVersion in precondition: "
+                    f"{resource_version}, ResourceVersion in object meta: "
+                    f"{old_meta.get('resourceVersion')}",
+                    res.group,
+                )
+            del objects[(ns, name)]
+            rv = self._next_rv()
+            gone = dict(old)
+            gone["metadata"] = dict(old_meta, resourceVersion=str(rv))
+            self._record(res, Change(rv, "DELETED", ns, gone, old))
+        return gone
+
+    # -- watch --------------------------------------------------------------------------
+
+    def watch(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        notify: Callable[[], None] | None = None,
+    ) -> Watcher:
+        """Start a watch; its first events are already queued when this returns.
+
+        ``resource_version`` unset or ``"0"``: a synthetic ADDED for each matching object
+        that exists now, then the changes. A version N: every change after N, then the
+        new ones; N older than the resource's event window raises 410 Expired.
+        """
+        match = matcher(
+            parse_label_selector(label_selector),
+            parse_field_selector(field_selector, res.selectable_fields),
+        )
+        ns = namespace if res.namespaced and namespace else None
+        version = parse_resource_version(resource_version)
+        with self._lock:
+            watcher = Watcher(res.key, ns, match, notify, self._unwatch)
+            if version == 0:
+                for (obj_ns, _), obj in sorted(self._objects[res.key].items()):
+                    if ns is not None and obj_ns != ns:
+                        continue
+                    if match is None or match(obj):
+                        rv = int(obj["metadata"]["resourceVersion"])
+                        watcher.push(WatchEvent("ADDED", obj, rv))
+            else:
+                log = self._logs[res.key]
+                if version < log.floor:
+                    raise errors.too_old_resource_version(version, log.floor)
+                for change in log.since(version):
+                    watcher.offer(change)
+            self._watchers[res.key].append(watcher)
+        return watcher
+
+    def _unwatch(self, watcher: Watcher) -> None:
+        with self._lock:
+            watchers = self._watchers[watcher.key]
+            if watcher in watchers:
+                watchers.remove(watcher)
+
+    def bookmark(self, watcher: Watcher) -> int | None:
+        """The version a BOOKMARK may carry now: the store's newest if the watcher has
+        been given every event up to it (its queue is empty), else None."""
+        with self._lock:
+            return self._rv if watcher.idle else None
+
+    def watcher_count(self, res: Resource) -> int:
+        """How many watches are open on ``res``."""
+        with self._lock:
+            return len(self._watchers[res.key])
+
+
+def parse_resource_version(text: str | None) -> int:
+    """``""``/None/``"0"`` → 0; a decimal → its value; anything else → 400 BadRequest."""
+    if not text:
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise errors.bad_request(f"invalid resource version: {text!r}") from None
+    if value < 0:
+        raise errors.bad_request(f"invalid resource version: {text!r}")
+    return value
+
+
+def items_key(items: list[Object]) -> tuple[str, str]:
+    """The store key of the last item (for continue tokens)."""
+    meta = items[-1]["metadata"]
+    return (meta.get("namespace", ""), meta["name"])
+
+
+def _encode_continue(rv: int, key: tuple[str, str]) -> str:
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": list(key)})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = json.loads(raw)
+        rv, start = int(data["rv"]), data["start"]
+        return rv, (str(start[0]), str(start[1]))
+    except (binascii.Error, ValueError, KeyError, TypeError, IndexError):
+        raise errors.bad_request("continue key is not valid: incorrect encoded start") from None
