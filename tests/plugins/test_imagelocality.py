@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 import pytest
 
@@ -14,14 +13,10 @@ from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.plugins import imagelocality
 from kubesched.plugins.imagelocality import normalized_image_name
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 MB = 1024 * 1024
-
-
-@dataclass
-class FakeHandle:
-    snapshot: Snapshot
 
 
 def pod_with(*images: str, init: tuple[str, ...] = ()) -> Pod:
@@ -131,7 +126,7 @@ NODE_20_30_40 = (
 )
 def test_score(pod: Pod, nodes: list[Node], expected: list[tuple[str, int]]) -> None:
     snapshot = Snapshot.from_objects(nodes, [])
-    plugin = imagelocality.new(None, FakeHandle(snapshot))  # type: ignore[arg-type]
+    plugin = imagelocality.new(None, PluginHandle(snapshot))  # type: ignore[arg-type]
     got = []
     for node in nodes:
         score, status = plugin.score(CycleState(), pod, snapshot.get(node.name))
@@ -161,7 +156,7 @@ def test_normalized_image_name(name: str, expected: str) -> None:
 
 
 def test_factory_builds_a_score_plugin_without_normalize() -> None:
-    plugin = imagelocality.new({}, FakeHandle(Snapshot([])))  # type: ignore[arg-type]
+    plugin = imagelocality.new({}, PluginHandle())  # type: ignore[arg-type]
     assert plugin.name == "ImageLocality"
     assert isinstance(plugin, ScorePlugin)
     assert plugin.score_extensions() is None

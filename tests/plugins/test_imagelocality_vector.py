@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,19 +14,15 @@ from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.plugins import imagelocality
 from kubesched.plugins.imagelocality import ImageLocality
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 MB = 1024 * 1024
 IMAGES = ("gcr.io/a", "gcr.io/b:v1", "gcr.io/c", "registry:5000/d", "e@sha256:0f")
 
 
-@dataclass
-class FakeHandle:
-    snapshot: Snapshot
-
-
 def plugin_for(snapshot: Snapshot) -> ImageLocality:
-    return imagelocality.new(None, FakeHandle(snapshot))  # type: ignore[arg-type]
+    return imagelocality.new(None, PluginHandle(snapshot))  # type: ignore[arg-type]
 
 
 # --- building clusters --------------------------------------------------------------------

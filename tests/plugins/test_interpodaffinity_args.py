@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from kubesched.framework.args import ArgsError
-from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -23,7 +22,6 @@ from kubesched.framework.interface import (
     QueueingHint,
     ScorePlugin,
 )
-from kubesched.framework.snapshot import Snapshot
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.plugins.interpodaffinity import NAME, InterPodAffinity, InterPodAffinityArgs, new
@@ -31,20 +29,11 @@ from kubesched.plugins.interpodaffinity.plugin import (
     is_schedulable_after_node_change,
     is_schedulable_after_pod_change,
 )
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 QUEUE = QueueingHint.QUEUE
 SKIP = QueueingHint.QUEUE_SKIP
-
-
-class FakeHandle:
-    """An empty cluster: the factory only keeps the handle."""
-
-    def __init__(self) -> None:
-        self.snapshot = Snapshot.from_objects([], [])
-        self.cluster = StaticClusterLister()
-        self.nominator = Nominator()
-        self.client = NoClient()
 
 
 # --- args ------------------------------------------------------------------------------
@@ -75,7 +64,7 @@ VALID_ARGS_CASES = [
 
 @pytest.mark.parametrize(("raw", "want"), VALID_ARGS_CASES)
 def test_valid_args(raw: dict[str, Any] | None, want: InterPodAffinityArgs) -> None:
-    plugin = new(raw, FakeHandle())
+    plugin = new(raw, PluginHandle())
     assert plugin.args == want
 
 
@@ -114,7 +103,7 @@ INVALID_ARGS_CASES = [
 @pytest.mark.parametrize(("raw", "want"), INVALID_ARGS_CASES)
 def test_invalid_args(raw: dict[str, Any], want: list[str]) -> None:
     with pytest.raises(ArgsError) as info:
-        new(raw, FakeHandle())
+        new(raw, PluginHandle())
     assert [str(e) for e in info.value.errors] == want
 
 
@@ -128,7 +117,7 @@ def test_args_validate_paths() -> None:
 
 
 def test_plugin_implements_its_extension_points() -> None:
-    plugin = new(None, FakeHandle())
+    plugin = new(None, PluginHandle())
     assert plugin.name == NAME == "InterPodAffinity"
     assert isinstance(plugin, InterPodAffinity)
     for protocol in (PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
@@ -138,7 +127,7 @@ def test_plugin_implements_its_extension_points() -> None:
 
 
 def test_events_to_register() -> None:
-    events = new(None, FakeHandle()).events_to_register()
+    events = new(None, PluginHandle()).events_to_register()
     assert [(e.event, e.hint) for e in events] == [
         (
             ClusterEvent(

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
+from kubesched.framework.handle import StaticClusterLister
 from kubesched.framework.interface import Code, Status
-from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import PodInfo
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -32,21 +31,10 @@ from kubesched.plugins.interpodaffinity.filtering import (
     PreFilterState,
     incoming_affinity_counts,
 )
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 # --- helpers ---------------------------------------------------------------------------
-
-
-class FakeHandle:
-    """The parts of a Handle the plugin reads: a real snapshot and cluster lister."""
-
-    def __init__(
-        self, nodes: list[Node], pods: list[Pod], namespaces: Sequence[Namespace] = ()
-    ) -> None:
-        self.snapshot = Snapshot.from_objects(nodes, pods)
-        self.cluster = StaticClusterLister(namespaces=namespaces)
-        self.nominator = Nominator()
-        self.client = NoClient()
 
 
 def expr(key: str, operator: str, *values: str) -> dict[str, Any]:
@@ -80,7 +68,7 @@ def run_filter(
     pod: Pod, pods: list[Pod], nodes: list[Node], namespaces: Sequence[Namespace] = ()
 ) -> tuple[Status | None, list[Status | None]]:
     """PreFilter, then Filter on every node unless PreFilter did not succeed."""
-    handle = FakeHandle(nodes, pods, namespaces)
+    handle = PluginHandle(nodes=nodes, pods=pods, namespaces=namespaces)
     plugin = new(None, handle)
     state = CycleState()
     _, pre_status = plugin.pre_filter(state, pod, handle.snapshot.list())
@@ -722,7 +710,7 @@ def test_required_affinity_multiple_nodes(
 
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:
-    handle = FakeHandle([NODE1], [])
+    handle = PluginHandle(nodes=[NODE1], pods=[])
     plugin = new(None, handle)
     status = plugin.filter(CycleState(), make_pod("in").obj(), handle.snapshot.get("node1"))
     assert status == Status.error(
@@ -794,8 +782,8 @@ ADD_REMOVE_CASES = [
 ]
 
 
-def pre_filter_state(pending: Pod, pods: list[Pod]) -> tuple[Any, CycleState, FakeHandle]:
-    handle = FakeHandle(ADD_REMOVE_NODES, pods)
+def pre_filter_state(pending: Pod, pods: list[Pod]) -> tuple[Any, CycleState, PluginHandle]:
+    handle = PluginHandle(nodes=ADD_REMOVE_NODES, pods=pods)
     plugin = new(None, handle)
     state = CycleState()
     _, status = plugin.pre_filter(state, pending, handle.snapshot.list())
@@ -833,7 +821,7 @@ def test_pre_filter_state_add_remove_pod(
 
 
 def test_add_pod_without_pre_filter_state_is_an_error() -> None:
-    handle = FakeHandle([NODE1], [])
+    handle = PluginHandle(nodes=[NODE1], pods=[])
     plugin = new(None, handle)
     pod = make_pod("in").obj()
     status = plugin.add_pod(CycleState(), pod, PodInfo(pod), handle.snapshot.get("node1"))
@@ -860,7 +848,9 @@ def test_pre_filter_state_clone_copies_the_counts() -> None:
 
 
 def test_cycle_state_clone_isolates_preemption_changes() -> None:
-    handle = FakeHandle(ADD_REMOVE_NODES, [make_pod("p1").labels(FOO_BAR).node("nodeA").obj()])
+    handle = PluginHandle(
+        nodes=ADD_REMOVE_NODES, pods=[make_pod("p1").labels(FOO_BAR).node("nodeA").obj()]
+    )
     plugin: InterPodAffinity = new(None, handle)
     pending = anti_foo_bar(make_pod("pending")).obj()
     state = CycleState()
@@ -962,7 +952,7 @@ INCOMING_COUNT_CASES = [
 def test_incoming_affinity_counts(
     pods: list[Pod], pod: Pod, want_affinity: dict[Any, int], want_anti: dict[Any, int]
 ) -> None:
-    handle = FakeHandle([node("nodeA", hostname="nodeA")], pods)
+    handle = PluginHandle(nodes=[node("nodeA", hostname="nodeA")], pods=pods)
     cluster = handle.cluster
     got_affinity, got_anti = incoming_affinity_counts(
         [IncomingTerm(t, cluster) for t in pod.required_affinity],

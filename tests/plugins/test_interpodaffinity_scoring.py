@@ -8,36 +8,23 @@ fail to decode before any plugin sees them. Upstream's namespace "" is "default"
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, Status
-from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeScore
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Namespace
 from kubesched.plugins.interpodaffinity import new
 from kubesched.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import PodWrapper, make_node, make_pod
 
 # --- helpers ---------------------------------------------------------------------------
-
-
-class FakeHandle:
-    """The parts of a Handle the plugin reads: a real snapshot and cluster lister."""
-
-    def __init__(
-        self, nodes: list[Node], pods: list[Pod], namespaces: Sequence[Namespace] = ()
-    ) -> None:
-        self.snapshot = Snapshot.from_objects(nodes, pods)
-        self.cluster = StaticClusterLister(namespaces=namespaces)
-        self.nominator = Nominator()
-        self.client = NoClient()
 
 
 NAMESPACES = [
@@ -70,7 +57,7 @@ def run_score(
     args: dict[str, Any] | None = None,
 ) -> tuple[Status | None, list[tuple[str, int]]]:
     """PreScore over ``nodes``; then Score each node and NormalizeScore, as upstream."""
-    handle = FakeHandle(nodes, pods, NAMESPACES)
+    handle = PluginHandle(nodes=nodes, pods=pods, namespaces=NAMESPACES)
     plugin = new(args, handle)
     state = CycleState()
     status = plugin.pre_score(state, pod, [handle.snapshot.get(n.name) for n in nodes])
@@ -565,7 +552,7 @@ NORMALIZE_CASES = [
 
 @pytest.mark.parametrize(("raw", "want"), NORMALIZE_CASES)
 def test_normalize_score(raw: list[int], want: list[int]) -> None:
-    plugin = new(None, FakeHandle([], []))
+    plugin = new(None, PluginHandle(nodes=[], pods=[]))
     state = CycleState()
     state.write(PRE_SCORE_STATE_KEY, PreScoreState({"region": {"x": 0}}))
     scores = [NodeScore(f"n{i}", s) for i, s in enumerate(raw)]
@@ -574,7 +561,7 @@ def test_normalize_score(raw: list[int], want: list[int]) -> None:
 
 
 def test_normalize_score_leaves_scores_when_no_topology_score() -> None:
-    plugin = new(None, FakeHandle([], []))
+    plugin = new(None, PluginHandle(nodes=[], pods=[]))
     state = CycleState()
     state.write(PRE_SCORE_STATE_KEY, PreScoreState({}))
     scores = [NodeScore("n0", 7), NodeScore("n1", 3)]
@@ -584,7 +571,7 @@ def test_normalize_score_leaves_scores_when_no_topology_score() -> None:
 
 def test_score_without_pre_score_state_is_an_error() -> None:
     n = node("node1", RG_CHINA)
-    handle = FakeHandle([n], [])
+    handle = PluginHandle(nodes=[n], pods=[])
     plugin = new(None, handle)
     score, status = plugin.score(CycleState(), make_pod("in").obj(), handle.snapshot.get("node1"))
     assert score == 0

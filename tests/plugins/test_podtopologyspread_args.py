@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from kubesched.framework.args import ArgsError
-from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
-from kubesched.framework.snapshot import Snapshot
 from kubesched.objects.node import LABEL_HOSTNAME, LABEL_ZONE
 from kubesched.plugins.podtopologyspread import (
     LIST_DEFAULTING,
@@ -23,16 +21,7 @@ from kubesched.plugins.podtopologyspread import (
     PodTopologySpreadArgs,
     new,
 )
-
-
-class FakeHandle:
-    """The parts of a Handle the plugin reads."""
-
-    def __init__(self) -> None:
-        self.snapshot = Snapshot([])
-        self.cluster = StaticClusterLister()
-        self.nominator = Nominator()
-        self.client = NoClient()
+from kubesched.testing import PluginHandle
 
 
 def dc(
@@ -179,7 +168,7 @@ def test_validation(args, want):
 @pytest.mark.parametrize(("args", "want"), [c for c in VALIDATION_CASES if c.values[1]])
 def test_factory_rejects_invalid_args(args, want):
     with pytest.raises(ArgsError) as info:
-        new(args, FakeHandle())  # type: ignore[arg-type]
+        new(args, PluginHandle())  # type: ignore[arg-type]
     assert [str(e) for e in info.value.errors] == want
 
 
@@ -234,6 +223,6 @@ def test_list_defaulting_decodes_every_field():
 
 
 def test_factory_builds_the_plugin():
-    pl = new({"defaultingType": "List"}, FakeHandle())  # type: ignore[arg-type]
+    pl = new({"defaultingType": "List"}, PluginHandle())  # type: ignore[arg-type]
     assert isinstance(pl, PodTopologySpread)
     assert pl.name == "PodTopologySpread"

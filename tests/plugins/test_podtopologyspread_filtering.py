@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
 from kubesched.framework.interface import (
     ActionType,
     ClusterEvent,
@@ -40,6 +39,7 @@ from kubesched.plugins.podtopologyspread.filtering import (
     CriticalPaths,
     PreFilterState,
 )
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
@@ -48,16 +48,6 @@ DNS = "DoNotSchedule"
 SA = "ScheduleAnyway"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 UNSET = 2**31 - 1
-
-
-class FakeHandle:
-    """The parts of a Handle the plugin reads: the snapshot and the workloads."""
-
-    def __init__(self, snapshot: Snapshot, workloads: tuple[Workload, ...] = ()) -> None:
-        self.snapshot = snapshot
-        self.cluster = StaticClusterLister(workloads=workloads)
-        self.nominator = Nominator()
-        self.client = NoClient()
 
 
 def pod(name: str, node: str = "", *labels: str, ns: str = "") -> Pod:
@@ -102,7 +92,7 @@ def plugin_for(
     workloads: tuple[Workload, ...] = (),
 ) -> tuple[PodTopologySpread, Snapshot]:
     snapshot = Snapshot.from_objects(nodes, pods)
-    handle = FakeHandle(snapshot, workloads)
+    handle = PluginHandle(snapshot, workloads=workloads)
     pl = new(args if args is not None else {"defaultingType": "List"}, handle)  # type: ignore[arg-type]
     return pl, snapshot
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
 from kubesched.framework.interface import Status
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, NodeScore
@@ -27,6 +26,7 @@ from kubesched.plugins.podtopologyspread.scoring import (
     PRE_SCORE_STATE_KEY,
     topology_normalizing_weight,
 )
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
@@ -37,16 +37,6 @@ HOST = LABEL_HOSTNAME
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 LIST = {"defaultingType": "List"}
 SYSTEM = {"defaultingType": "System"}
-
-
-class FakeHandle:
-    """The parts of a Handle the plugin reads: the snapshot and the workloads."""
-
-    def __init__(self, snapshot: Snapshot, workloads: tuple[Workload, ...] = ()) -> None:
-        self.snapshot = snapshot
-        self.cluster = StaticClusterLister(workloads=workloads)
-        self.nominator = Nominator()
-        self.client = NoClient()
 
 
 def node(name: str, *labels: str, hostname: bool = True, taint: bool = False) -> Node:
@@ -84,7 +74,7 @@ def plugin_for(
     nodes: list[Node], pods: list[Pod], args: dict[str, Any], workloads: tuple[Workload, ...] = ()
 ) -> tuple[PodTopologySpread, Snapshot]:
     snapshot = Snapshot.from_objects(nodes, pods)
-    return new(args, FakeHandle(snapshot, workloads)), snapshot  # type: ignore[arg-type]
+    return new(args, PluginHandle(snapshot, workloads=workloads)), snapshot  # type: ignore[arg-type]
 
 
 def filtered(nodes: list[Node]) -> list[NodeInfo]:

@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
 from kubesched.framework.interface import Code, Status
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeScore, PodInfo
@@ -41,6 +40,7 @@ from kubesched.plugins.podtopologyspread import (
 )
 from kubesched.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from kubesched.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
+from kubesched.testing import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 ZONE = LABEL_ZONE
@@ -61,18 +61,8 @@ LABEL_MISSING = Status.unresolvable(REASON_NODE_LABEL_NOT_MATCH)
 SKEWED = Status.unschedulable(REASON_CONSTRAINTS_NOT_MATCH)
 
 
-class FakeHandle:
-    """The parts of a Handle the plugin reads: the snapshot and the workloads."""
-
-    def __init__(self, snapshot: Snapshot, workloads: tuple[Workload, ...] = ()) -> None:
-        self.snapshot = snapshot
-        self.cluster = StaticClusterLister(workloads=workloads)
-        self.nominator = Nominator()
-        self.client = NoClient()
-
-
 def plugin(snapshot: Snapshot, args: dict[str, Any], workloads: tuple[Workload, ...]) -> Any:
-    return new(args, FakeHandle(snapshot, workloads))  # type: ignore[arg-type]
+    return new(args, PluginHandle(snapshot, workloads=workloads))  # type: ignore[arg-type]
 
 
 # --- building clusters --------------------------------------------------------------------
