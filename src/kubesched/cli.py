@@ -175,13 +175,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure the per-node reference path (no node table), for comparison",
     )
     bench.set_defaults(func=_cmd_bench)
+
+    # Listed for --help; ``main`` hands their arguments to their own parsers.
+    sub.add_parser("extender", help="serve plugins to a stock kube-scheduler as an HTTP extender")
+    sub.add_parser("apiserver", help="an embedded Kubernetes-compatible API server")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kubesched`` command line; returns the process exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # The API server and the extender have parsers of their own: everything after
+    # their word (--help included) is theirs.
+    if args_list[:1] == ["extender"]:
+        from kubesched.extender import cli as extender_cli
+
+        return extender_cli.main(args_list[1:])
+    if args_list[:1] == ["apiserver"]:
+        from kubesched.apiserver import cli as apiserver_cli
+
+        return apiserver_cli.main(args_list[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     try:
         code: int = args.func(args)
     except ConfigError as err:

@@ -3,4 +3,13 @@
 It serves the resources and semantics a scheduler needs over HTTP, so that our scheduler,
 the official ``kubernetes`` client and ``kubectl`` run against it with no cluster. It
 knows nothing of scheduling and imports only :mod:`kubesched.objects` of ours.
+
+Modules: ``store`` (objects, versions, watches), ``errors`` (Status bodies), ``server``
+(HTTP), ``runner`` (start/stop in-process, kubeconfig), ``cli`` (``kubesched apiserver``).
 """
+
+from kubesched.apiserver.errors import ApiError
+from kubesched.apiserver.runner import ApiServerHandle, start_apiserver, write_kubeconfig
+from kubesched.apiserver.store import Store
+
+__all__ = ["ApiError", "ApiServerHandle", "Store", "start_apiserver", "write_kubeconfig"]

@@ -100,8 +100,9 @@ def default_on_create(res: Resource, obj: Object) -> None:
     elif res.plural == "namespaces":
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
         obj.setdefault("status", {})["phase"] = "Active"
-        labels = obj.setdefault("metadata", {}).setdefault("labels", {})
-        labels["kubernetes.io/metadata.name"] = obj["metadata"].get("name", "")
+        meta = obj.setdefault("metadata", {})
+        if meta.get("name"):  # with generateName the name is not known yet
+            meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
 
 
 def default_node_status(obj: Object) -> None:

@@ -97,7 +97,9 @@ def _details(group: str = "", kind: str = "", name: str = "") -> StatusDetails:
     return details
 
 
-def _failure(code: int, reason: str, message: str, details: StatusDetails | None = None) -> ApiError:
+def _failure(
+    code: int, reason: str, message: str, details: StatusDetails | None = None
+) -> ApiError:
     status: Status = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -176,7 +178,9 @@ def invalid(kind: str, name: str, causes: list[StatusCause], group: str = "") ->
     summary = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     details = _details(group, kind, name)
     details["causes"] = causes
-    return _failure(422, "Invalid", f"{qualified(kind, group)} {_quote(name)} is invalid: {summary}", details)
+    return _failure(
+        422, "Invalid", f"{qualified(kind, group)} {_quote(name)} is invalid: {summary}", details
+    )
 
 
 def bad_request(message: str) -> ApiError:
@@ -232,9 +236,7 @@ def unsupported_media_type(accepted: tuple[str, ...] = PATCH_MEDIA_TYPES) -> Api
 
 def too_many_requests(message: str, retry_after_seconds: int) -> ApiError:
     """429 TooManyRequests, with ``details.retryAfterSeconds``."""
-    return _failure(
-        429, "TooManyRequests", message, {"retryAfterSeconds": retry_after_seconds}
-    )
+    return _failure(429, "TooManyRequests", message, {"retryAfterSeconds": retry_after_seconds})
 
 
 def not_found_path() -> ApiError:

@@ -99,7 +99,9 @@ def _remove(doc: Any, path: str) -> tuple[Any, Any]:
 def json_patch(target: Any, operations: Any) -> Any:
     """RFC 6902: apply a list of operations to a copy of ``target``."""
     if not isinstance(operations, list):
-        raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        raise errors.bad_request(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+        )
     doc = copy_object(target)
     for op in operations:
         if not isinstance(op, dict) or not isinstance(op.get("path"), str):

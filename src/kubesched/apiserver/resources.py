@@ -65,15 +65,37 @@ class Resource:
 
 
 NAMESPACES = Resource(
-    "", "v1", "namespaces", "Namespace", False, "namespace", ("ns",), ("status",),
-    fields=("status.phase",), delete_returns_object=True,
+    "",
+    "v1",
+    "namespaces",
+    "Namespace",
+    False,
+    "namespace",
+    ("ns",),
+    ("status",),
+    fields=("status.phase",),
+    delete_returns_object=True,
 )
 NODES = Resource(
-    "", "v1", "nodes", "Node", False, "node", ("no",), ("status",),
+    "",
+    "v1",
+    "nodes",
+    "Node",
+    False,
+    "node",
+    ("no",),
+    ("status",),
     fields=("spec.unschedulable",),
 )
 PODS = Resource(
-    "", "v1", "pods", "Pod", True, "pod", ("po",), ("status", "binding"),
+    "",
+    "v1",
+    "pods",
+    "Pod",
+    True,
+    "pod",
+    ("po",),
+    ("status", "binding"),
     fields=(
         "spec.nodeName",
         "spec.restartPolicy",
@@ -89,7 +111,13 @@ PODS = Resource(
 )
 BINDINGS = Resource("", "v1", "bindings", "Binding", True, "binding", verbs=("create",))
 EVENTS = Resource(
-    "", "v1", "events", "Event", True, "event", ("ev",),
+    "",
+    "v1",
+    "events",
+    "Event",
+    True,
+    "event",
+    ("ev",),
     fields=(
         "involvedObject.kind",
         "involvedObject.namespace",

@@ -24,6 +24,9 @@ from kubesched.apiserver.watch import Object
 
 Reply = tuple[int, Any]
 
+#: Namespaces that cannot be deleted (upstream's NamespaceLifecycle ``immortalNamespaces``).
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+
 
 def _require_namespace(store: Store, res: Resource, namespace: str | None) -> None:
     # The NamespaceLifecycle admission plugin: no objects in a namespace that is not there.
@@ -45,8 +48,7 @@ def _check_url_identity(res: Resource, obj: Object, namespace: str | None, name:
         meta["name"] = name
     if res.namespaced and meta.get("namespace") not in (None, "", namespace):
         raise errors.bad_request(
-            "the namespace of the provided object does not match the namespace sent on the "
-            "request"
+            "the namespace of the provided object does not match the namespace sent on the request"
         )
 
 
@@ -93,10 +95,11 @@ def patch(
     return 200, store.guaranteed_update(res, namespace, name, mutate, sub)
 
 
-def delete(
-    store: Store, res: Resource, namespace: str | None, name: str, options: Any
-) -> Reply:
+def delete(store: Store, res: Resource, namespace: str | None, name: str, options: Any) -> Reply:
     """DELETE on an object: the deleted object (pods, namespaces) or a Success Status."""
+    if res.plural == "namespaces" and name in IMMORTAL_NAMESPACES:
+        # The NamespaceLifecycle admission plugin's refusal, word for word.
+        raise errors.forbidden("namespaces", name, "this namespace may not be deleted")
     preconditions = options.get("preconditions") if isinstance(options, dict) else None
     uid = rv = None
     if isinstance(preconditions, dict):
@@ -154,8 +157,12 @@ def list_body(
         meta["continue"] = continue_token
     if remaining is not None:
         meta["remainingItemCount"] = remaining
-    return {"kind": f"{res.kind}List", "apiVersion": res.group_version, "metadata": meta,
-            "items": items}
+    return {
+        "kind": f"{res.kind}List",
+        "apiVersion": res.group_version,
+        "metadata": meta,
+        "items": items,
+    }
 
 
 def bind(store: Store, namespace: str, name: str, body: Any) -> Reply:

@@ -119,17 +119,16 @@ def start_apiserver(
     """
     store = store if store is not None else new_store()
     loop = asyncio.new_event_loop()
-    ready: dict[str, object] = {}
+    sites: list[tuple[web.AppRunner, str]] = []
+    failures: list[BaseException] = []
     started = threading.Event()
 
     def run() -> None:
         asyncio.set_event_loop(loop)
         try:
-            ready["site"] = loop.run_until_complete(
-                start_site(store, host, port, bookmark_interval)
-            )
+            sites.append(loop.run_until_complete(start_site(store, host, port, bookmark_interval)))
         except BaseException as exc:  # reported to the caller below
-            ready["error"] = exc
+            failures.append(exc)
             started.set()
             return
         started.set()
@@ -139,11 +138,10 @@ def start_apiserver(
     thread = threading.Thread(target=run, name="kubesched-apiserver", daemon=True)
     thread.start()
     started.wait()
-    if "error" in ready:
-        raise RuntimeError(f"the API server could not start on {host}:{port}") from (
-            ready["error"]  # type: ignore[misc]
-        )
-    runner, url = ready["site"]  # type: ignore[misc]
+    if failures:
+        loop.close()
+        raise RuntimeError(f"the API server could not start on {host}:{port}") from failures[0]
+    runner, url = sites[0]
     if kubeconfig_path is None:
         fd, name = tempfile.mkstemp(prefix="kubesched-", suffix=".kubeconfig")
         os.close(fd)

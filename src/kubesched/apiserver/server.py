@@ -10,6 +10,7 @@ lines, one ``{"type", "object"}`` per line, as the Go and Python clients read th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
@@ -19,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.apiserver import discovery, errors, rest
+from kubesched.apiserver import discovery, errors, openapi, rest
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.store import Store
 from kubesched.apiserver.watch import WatchEvent
@@ -69,9 +70,18 @@ class Target:
 
 def _route(store: Store, parts: list[str]) -> Target | dict[str, Any]:
     """Resolve a path to a discovery document or a Target; 404 for anything else."""
+    resources = store.resources
     if parts == ["version"]:
         return discovery.version_info()
-    resources = store.resources
+    if parts[:2] == ["openapi", "v3"]:
+        doc = (
+            openapi.root(resources)
+            if len(parts) == 2
+            else openapi.group_version(resources, *_openapi_gv(parts[2:]))
+        )
+        if doc is None:
+            raise errors.not_found_path()
+        return doc
     if parts[:1] == ["api"]:
         if len(parts) == 1:
             return discovery.core_versions("")
@@ -117,6 +127,14 @@ def _route(store: Store, parts: list[str]) -> Target | dict[str, Any]:
     return Target(res, namespace, name, sub, watch_path)
 
 
+def _openapi_gv(parts: list[str]) -> tuple[str, str]:
+    if parts[:1] == ["api"] and len(parts) == 2:
+        return "", parts[1]
+    if parts[:1] == ["apis"] and len(parts) == 3:
+        return parts[1], parts[2]
+    raise errors.not_found_path()
+
+
 async def _json_body(request: web.Request) -> Any:
     try:
         raw = await request.read()
@@ -137,9 +155,7 @@ async def _json_body(request: web.Request) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise errors.bad_request(
-            f"couldn't get version/kind; json parse error: {exc}"
-        ) from None
+        raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
 
 
 def _flag(request: web.Request, name: str) -> bool:
@@ -299,6 +315,8 @@ async def _watch(
             if events:
                 await response.write(b"".join(_dumps(e.wire()) + b"\n" for e in events))
                 continue
+            if watcher.overflowed:
+                break
             now = time.monotonic()
             if now >= deadline:
                 break
@@ -307,12 +325,10 @@ async def _watch(
                 next_bookmark = now + config.bookmark_interval
                 continue
             wait = min(deadline, next_bookmark if bookmarks else deadline) - now
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=max(wait, 0.0))
-            except TimeoutError:
-                pass
         await response.write_eof()
-    except ConnectionResetError:
+    except ConnectionError:
         pass  # the client went away: nothing to tell it
     finally:
         watches.discard(wake)
@@ -326,14 +342,18 @@ async def _send_bookmark(
     version = store.bookmark(watcher)
     if version is None:
         return
-    obj = {"kind": res.kind, "apiVersion": res.group_version,
-           "metadata": {"resourceVersion": str(version)}}
+    obj = {
+        "kind": res.kind,
+        "apiVersion": res.group_version,
+        "metadata": {"resourceVersion": str(version)},
+    }
     await response.write(_dumps(WatchEvent("BOOKMARK", obj, version).wire()) + b"\n")
 
 
 async def _on_shutdown(app: web.Application) -> None:
     app[CONFIG_KEY].closing = True
-    for wake in list(app[WATCHES_KEY]):
+    watches = app[WATCHES_KEY]
+    for wake in tuple(watches):
         wake.set()
 
 
@@ -342,7 +362,8 @@ def make_app(store: Store, bookmark_interval: float = 10.0) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[STORE_KEY] = store
     app[CONFIG_KEY] = ServerConfig(bookmark_interval=bookmark_interval)
-    app[WATCHES_KEY] = set()
+    watches: set[asyncio.Event] = set()
+    app[WATCHES_KEY] = watches
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_shutdown.append(_on_shutdown)
     return app

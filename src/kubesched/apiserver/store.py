@@ -95,11 +95,11 @@ class Store:
             r.key: {} for r in resources
         }
         self._logs = {r.key: EventLog(window) for r in resources}
-        self._watchers: dict[tuple[str, str, str], list[Watcher]] = {
-            r.key: [] for r in resources
-        }
+        self._watchers: dict[tuple[str, str, str], list[Watcher]] = {r.key: [] for r in resources}
         self._rv = 0
         self._clock = clock
+        # A watcher further behind than the window could not resume anyway.
+        self._max_pending = max(window, 1024)
 
     # -- lookup -------------------------------------------------------------------------
 
@@ -175,7 +175,7 @@ class Store:
                 if match is not None and not match(obj):
                     continue
                 if limit and len(items) == limit:
-                    token = _encode_continue(rv, items_key(items[-1]))
+                    token = _encode_continue(rv, _key_of(items[-1]))
                     if match is None and not namespace:
                         remaining = len(keys) - i
                     break
@@ -399,7 +399,7 @@ class Store:
         ns = namespace if res.namespaced and namespace else None
         version = parse_resource_version(resource_version)
         with self._lock:
-            watcher = Watcher(res.key, ns, match, notify, self._unwatch)
+            watcher = Watcher(res.key, ns, match, notify, self._unwatch, self._max_pending)
             if version == 0:
                 for (obj_ns, _), obj in sorted(self._objects[res.key].items()):
                     if ns is not None and obj_ns != ns:
@@ -447,9 +447,8 @@ def parse_resource_version(text: str | None) -> int:
     return value
 
 
-def items_key(items: list[Object]) -> tuple[str, str]:
-    """The store key of the last item (for continue tokens)."""
-    meta = items[-1]["metadata"]
+def _key_of(obj: Object) -> tuple[str, str]:
+    meta = obj["metadata"]
     return (meta.get("namespace", ""), meta["name"])
 
 

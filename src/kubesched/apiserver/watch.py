@@ -110,6 +110,7 @@ class Watcher:
         match: Matcher | None,
         notify: Callable[[], None] | None,
         on_close: Callable[[Watcher], None],
+        max_pending: int = 0,
     ) -> None:
         self.key = key
         self.namespace = namespace
@@ -117,15 +118,26 @@ class Watcher:
         self._notify = notify
         self._on_close = on_close
         self._pending: deque[WatchEvent] = deque()
+        self._max_pending = max_pending
         self.closed = False
+        #: Set when the reader fell more than ``max_pending`` live events behind: no more
+        #: events are queued and the stream should end, as upstream's cacher closes an
+        #: unresponsive watcher; the client resumes from the last version it saw.
+        self.overflowed = False
 
     def offer(self, change: Change) -> None:
         """Queue the event ``change`` means to this watcher (store calls this under lock)."""
-        if self.namespace is not None and change.namespace != self.namespace:
+        if self.overflowed or (self.namespace is not None and change.namespace != self.namespace):
             return
         event = translate(change, self.match)
-        if event is not None:
-            self.push(event)
+        if event is None:
+            return
+        if self._max_pending and len(self._pending) >= self._max_pending:
+            self.overflowed = True
+            if self._notify is not None:
+                self._notify()
+            return
+        self.push(event)
 
     def push(self, event: WatchEvent) -> None:
         """Queue ``event`` and wake the reader."""

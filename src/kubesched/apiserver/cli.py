@@ -1,0 +1,86 @@
+"""``kubesched apiserver``: serve the embedded API server until SIGTERM or SIGINT.
+
+``main(argv)`` parses ``[--host H] [--port N] [--write-kubeconfig FILE] [--window N]``,
+writes the kubeconfig, prints where it listens, and returns 0 after a clean stop (2 for a
+bad command line, 1 when the port cannot be bound).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+
+from kubesched.apiserver.runner import new_store, start_site, write_kubeconfig
+from kubesched.apiserver.store import DEFAULT_WINDOW
+
+DEFAULT_PORT = 8080
+DEFAULT_KUBECONFIG = "kubesched.kubeconfig"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``kubesched apiserver``."""
+    parser = argparse.ArgumentParser(
+        prog="kubesched apiserver",
+        description="Serve a Kubernetes-compatible API server in memory, for kubectl, the "
+        "kubernetes client and kubesched's scheduler.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any)"
+    )
+    parser.add_argument(
+        "--write-kubeconfig",
+        metavar="FILE",
+        default=DEFAULT_KUBECONFIG,
+        help=f"kubeconfig to write for this server (default ./{DEFAULT_KUBECONFIG})",
+    )
+    parser.add_argument(
+        "--window",
+        type=int,
+        default=DEFAULT_WINDOW,
+        help="past events kept per resource for watches to resume from",
+    )
+    return parser
+
+
+async def serve(host: str, port: int, kubeconfig: str, window: int) -> None:
+    """Serve until SIGTERM/SIGINT; the kubeconfig is written once the port is bound."""
+    store = new_store(window)
+    runner, url = await start_site(store, host, port, bookmark_interval=10.0)
+    write_kubeconfig(kubeconfig, url)
+    print(f"kubesched apiserver listening on {url}", flush=True)
+    print(f"kubeconfig written to {kubeconfig}: kubectl --kubeconfig {kubeconfig} get nodes")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``kubesched apiserver`` with ``argv`` (without the program and subcommand)."""
+    args = build_parser().parse_args(argv)
+    if args.window < 1:
+        print("kubesched apiserver: --window must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(args.host, args.port, args.write_kubeconfig, args.window))
+    except OSError as exc:
+        print(
+            f"kubesched apiserver: cannot listen on {args.host}:{args.port}: {exc.strerror}; "
+            "choose another --port",
+            file=sys.stderr,
+        )
+        return 1
+    print("kubesched apiserver stopped", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Fluent builders for the JSON objects the API server tests send (as upstream's
+``pkg/scheduler/testing/wrappers.go`` builds typed ones)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class PodBuilder:
+    """``PodBuilder("web").label("app", "web").node("n1").obj()``."""
+
+    def __init__(self, name: str = "", namespace: str = "default") -> None:
+        meta: dict[str, Any] = {"namespace": namespace}
+        if name:
+            meta["name"] = name
+        self._obj: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": {"containers": [{"name": "c", "image": "pause"}]},
+        }
+
+    def generate_name(self, prefix: str) -> PodBuilder:
+        self._obj["metadata"]["generateName"] = prefix
+        return self
+
+    def label(self, key: str, value: str) -> PodBuilder:
+        self._obj["metadata"].setdefault("labels", {})[key] = value
+        return self
+
+    def node(self, name: str) -> PodBuilder:
+        self._obj["spec"]["nodeName"] = name
+        return self
+
+    def scheduler(self, name: str) -> PodBuilder:
+        self._obj["spec"]["schedulerName"] = name
+        return self
+
+    def phase(self, phase: str) -> PodBuilder:
+        self._obj.setdefault("status", {})["phase"] = phase
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return self._obj
+
+
+class NodeBuilder:
+    """``NodeBuilder("n1").capacity(cpu="4").label("zone", "a").obj()``."""
+
+    def __init__(self, name: str) -> None:
+        self._obj: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name},
+            "spec": {},
+        }
+
+    def label(self, key: str, value: str) -> NodeBuilder:
+        self._obj["metadata"].setdefault("labels", {})[key] = value
+        return self
+
+    def capacity(self, **resources: str) -> NodeBuilder:
+        self._obj.setdefault("status", {})["capacity"] = dict(resources)
+        return self
+
+    def unschedulable(self) -> NodeBuilder:
+        self._obj["spec"]["unschedulable"] = True
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return self._obj
+
+
+def event(name: str, involved: dict[str, str], reason: str = "Scheduled") -> dict[str, Any]:
+    """A core/v1 Event about ``involved`` (kind, name, namespace, uid)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": involved.get("namespace", "default")},
+        "involvedObject": involved,
+        "reason": reason,
+        "type": "Normal",
+        "message": "m",
+    }

@@ -1,0 +1,10 @@
+"""Puts this folder on ``sys.path`` so the extender tests can import ``extender_helpers``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
