@@ -1,0 +1,152 @@
+"""The state of the scheduling queue and the moves between its parts.
+
+``SchedulingQueue`` (``scheduling_queue.py``) is the API the informers and the
+scheduling loop use; this base holds activeQ, backoffQ, the unschedulable pods and the
+pods in flight, answers where a pod is, and moves pods: into activeQ through PreEnqueue
+(gated pods stay out), to backoffQ while a backoff runs, and back on the periodic
+flushes (ended backoffs every pop; leftovers every 30 s, as upstream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator, Mapping
+
+from kubesched.framework.runtime import Framework
+from kubesched.framework.types import QueuedPodInfo
+from kubesched.scheduler.backend.queue.active import ActiveQueue
+from kubesched.scheduler.backend.queue.backoff import BackoffQueue
+from kubesched.scheduler.backend.queue.events import (
+    UNSCHEDULABLE_TIMEOUT,
+    Strategy,
+    requeue_strategy,
+)
+from kubesched.scheduler.backend.queue.inflight import InFlightPods
+from kubesched.scheduler.backend.queue.nominator import Nominator
+from kubesched.scheduler.backend.queue.unschedulable import UnschedulablePods
+
+#: Upstream's DefaultPodMaxInUnschedulablePodsDuration.
+DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
+#: How often the unschedulable pods are checked for leftovers (upstream: 30 s).
+LEFTOVER_FLUSH_PERIOD = 30.0
+ACTIVE, BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "activeQ", "backoffQ", "unschedulable", "inFlight"
+
+
+class QueueCore:
+    """The queues of one scheduler (all its profiles, keyed by schedulerName)."""
+
+    def __init__(
+        self,
+        frameworks: Mapping[str, Framework],
+        *,
+        pod_initial_backoff_seconds: float = 1.0,
+        pod_max_backoff_seconds: float = 10.0,
+        pod_max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
+        pop_from_backoff_q: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not frameworks:
+            raise ValueError("a scheduling queue needs at least one profile")
+        self.frameworks = dict(frameworks)
+        self.clock = clock
+        self.max_in_unschedulable = pod_max_in_unschedulable_seconds
+        self.pop_from_backoff_q = pop_from_backoff_q
+        self.active = ActiveQueue(next(iter(self.frameworks.values())).queue_sort_less)
+        self.backoff = BackoffQueue(pod_initial_backoff_seconds, pod_max_backoff_seconds)
+        self.unschedulable = UnschedulablePods()
+        self.in_flight = InFlightPods()
+        self.nominator = Nominator()
+        self.scheduling_cycle = 0
+        self.closed = False
+        self._wakeup = asyncio.Event()
+        self._last_leftover_flush = clock()
+
+    # --- where pods are -------------------------------------------------------------
+
+    def where(self, key: str) -> str | None:
+        """Which queue holds the pod with ``key`` (ACTIVE, ...), or None."""
+        if key in self.active:
+            return ACTIVE
+        if key in self.backoff:
+            return BACKOFF
+        if key in self.unschedulable:
+            return UNSCHEDULABLE
+        return IN_FLIGHT if self.in_flight.has_key(key) else None
+
+    def get(self, key: str) -> QueuedPodInfo | None:
+        """The queued info of a pod waiting in any of the three queues."""
+        return self.active.get(key) or self.backoff.get(key) or self.unschedulable.get(key)
+
+    def pending_pods(self) -> Iterator[tuple[QueuedPodInfo, str]]:
+        """Every waiting pod with the name of its queue (upstream ``PendingPods``)."""
+        for name, queue in (
+            (ACTIVE, self.active),
+            (BACKOFF, self.backoff),
+            (UNSCHEDULABLE, self.unschedulable),
+        ):
+            for info in queue:
+                yield info, name
+
+    def __len__(self) -> int:
+        return len(self.active) + len(self.backoff) + len(self.unschedulable)
+
+    def counts(self) -> dict[str, int]:
+        """How many pods each queue holds, gated ones apart (scheduler_pending_pods)."""
+        gated = self.unschedulable.gated_count()
+        return {
+            ACTIVE: len(self.active),
+            BACKOFF: len(self.backoff),
+            UNSCHEDULABLE: len(self.unschedulable) - gated,
+            "gated": gated,
+        }
+
+    def flush(self) -> None:
+        """Run the periodic moves now: ended backoffs, and leftovers every 30 s."""
+        self.flush_backoff_completed()
+        if self.clock() - self._last_leftover_flush >= LEFTOVER_FLUSH_PERIOD:
+            self.flush_unschedulable_leftover()
+
+    def flush_backoff_completed(self) -> None:
+        """Move the pods whose backoff has ended to activeQ."""
+        for info in self.backoff.pop_completed(self.clock()):
+            self._move_to_active(info)
+
+    def flush_unschedulable_leftover(self) -> None:
+        """Requeue pods unschedulable for longer than podMaxInUnschedulablePodsDuration."""
+        now = self._last_leftover_flush = self.clock()
+        for info in self.unschedulable:
+            if now - info.timestamp > self.max_in_unschedulable:
+                registered = self.frameworks[info.pod.scheduler_name].events_to_register()
+                strategy = requeue_strategy(info, registered, UNSCHEDULABLE_TIMEOUT, None, None)
+                self._requeue(info, strategy)
+
+    # --- moves -------------------------------------------------------------------------
+
+    def _requeue(self, info: QueuedPodInfo, strategy: Strategy) -> str:
+        """Put ``info`` where ``strategy`` says; the name of that queue."""
+        if strategy is Strategy.SKIP:
+            self.unschedulable.add_or_update(info)
+            return UNSCHEDULABLE
+        if strategy is Strategy.AFTER_BACKOFF and self.backoff.is_backing_off(info, self.clock()):
+            self.unschedulable.delete(info.pod.key)
+            self.backoff.add(info)
+            return BACKOFF
+        return ACTIVE if self._move_to_active(info) else UNSCHEDULABLE
+
+    def _move_to_active(self, info: QueuedPodInfo) -> bool:
+        """Run PreEnqueue; into activeQ if it passes, else held as gated."""
+        key = info.pod.key
+        status = self.frameworks[info.pod.scheduler_name].run_pre_enqueue_plugins(info.pod)
+        self.backoff.delete(key)
+        if status is not None:
+            info.gated = True
+            info.unschedulable_plugins = frozenset({status.plugin} - {""})
+            info.pending_plugins = frozenset()
+            self.unschedulable.add_or_update(info)
+            return False
+        info.gated = False
+        self.unschedulable.delete(key)
+        self.active.add(info)
+        self._wakeup.set()
+        return True
