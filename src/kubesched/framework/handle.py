@@ -11,9 +11,20 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from kubesched.framework.nominator import Nominator
 from kubesched.framework.types import PodInfo
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
+
+__all__ = [
+    "ClusterClient",
+    "ClusterLister",
+    "Handle",
+    "NoClient",
+    "Nominator",
+    "PodNominator",
+    "StaticClusterLister",
+]
 
 if TYPE_CHECKING:
     from kubesched.framework.cycle_state import CycleState
@@ -114,41 +125,6 @@ class StaticClusterLister:
 
     def workloads(self, namespace: str) -> Sequence[Workload]:
         return self._workloads.get(namespace, ())
-
-
-class Nominator:
-    """An in-memory PodNominator (upstream keeps one in the scheduling queue)."""
-
-    def __init__(self) -> None:
-        self._by_node: dict[str, list[PodInfo]] = {}
-        self._node_of: dict[str, str] = {}
-
-    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
-        return self._by_node.get(node_name, ())
-
-    def add_nominated_pod(self, pod: Pod, node_name: str) -> None:
-        self.delete_nominated_pod(pod)
-        if not node_name:
-            return
-        self._node_of[pod.key] = node_name
-        self._by_node.setdefault(node_name, []).append(PodInfo(pod))
-
-    def delete_nominated_pod(self, pod: Pod) -> None:
-        node = self._node_of.pop(pod.key, None)
-        if node is None:
-            return
-        infos = [i for i in self._by_node.get(node, []) if i.pod.key != pod.key]
-        if infos:
-            self._by_node[node] = infos
-        else:
-            self._by_node.pop(node, None)
-
-    def nominated_nodes(self) -> Iterable[str]:
-        """The nodes that have nominated pods."""
-        return self._by_node.keys()
-
-    def nominated_node(self, pod: Pod) -> str:
-        return self._node_of.get(pod.key, "")
 
 
 class NoClient:

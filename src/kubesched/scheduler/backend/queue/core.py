@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Callable, Iterator, Mapping
 
+from kubesched.framework.nominator import Nominator
 from kubesched.framework.runtime import Framework
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.scheduler.backend.queue.active import ActiveQueue
@@ -23,7 +24,6 @@ from kubesched.scheduler.backend.queue.events import (
     requeue_strategy,
 )
 from kubesched.scheduler.backend.queue.inflight import InFlightPods
-from kubesched.scheduler.backend.queue.nominator import Nominator
 from kubesched.scheduler.backend.queue.unschedulable import UnschedulablePods
 
 #: Upstream's DefaultPodMaxInUnschedulablePodsDuration.

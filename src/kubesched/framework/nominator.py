@@ -1,10 +1,11 @@
-"""The pods nominated to nodes by preemption, kept in the queue as upstream does.
+"""The pods nominated to nodes by preemption.
 
-Mirrors upstream's ``backend/queue/nominator.go``. A nomination comes either from the
-pod's ``status.nominatedNodeName`` (the API's record) or from preemption in this process,
-before the API has it; an update that carries no nomination keeps the in-memory one, so
-that the node stays reserved while the status patch is on its way. Implements the
-framework's ``PodNominator`` so profiles can be handed the queue's nominator.
+Mirrors upstream's ``backend/queue/nominator.go`` (upstream keeps it in the scheduling
+queue; it lives here so that the simulator and the live scheduler's queue share it). A
+nomination comes either from the pod's ``status.nominatedNodeName`` (the API's record) or
+from preemption in this process, before the API has it; an update that carries no
+nomination keeps the in-memory one, so that the node stays reserved while the status
+patch is on its way. It is the framework's ``PodNominator``.
 """
 
 from __future__ import annotations
