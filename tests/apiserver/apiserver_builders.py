@@ -82,3 +82,22 @@ def event(name: str, involved: dict[str, str], reason: str = "Scheduled") -> dic
         "type": "Normal",
         "message": "m",
     }
+
+
+def call(server, method, path, body=None, content_type="application/json", headers=None):
+    """One raw HTTP request: (status code, decoded JSON body)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(server.url + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", content_type)
+    for key, value in (headers or {}).items():
+        request.add_header(key, value)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())

@@ -4,8 +4,12 @@ It serves the resources and semantics a scheduler needs over HTTP, so that our s
 the official ``kubernetes`` client and ``kubectl`` run against it with no cluster. It
 knows nothing of scheduling and imports only :mod:`kubesched.objects` of ours.
 
-Modules: ``store`` (objects, versions, watches), ``errors`` (Status bodies), ``server``
-(HTTP), ``runner`` (start/stop in-process, kubeconfig), ``cli`` (``kubesched apiserver``).
+Modules: ``store`` (objects, versions, watches, graceful deletion), ``errors`` (Status
+bodies), ``resources`` (what is served), ``rest`` (the verbs), ``admission`` (defaulting,
+names), ``priority`` (the Priority admission plugin, system priority classes),
+``eventsv1`` (events.k8s.io/v1 over core/v1 events), ``tables`` (``as=Table`` printing),
+``server`` (HTTP), ``runner`` (start/stop in-process, kubeconfig), ``cli``
+(``kubesched apiserver``).
 """
 
 from kubesched.apiserver.errors import ApiError

@@ -3,8 +3,10 @@
 This slice does what a scheduler depends on: the body must be an object of the kind the
 URL names (400 BadRequest otherwise, as kube-apiserver's decoder answers); names must be
 DNS-1123 subdomains (labels for namespaces) with upstream's 422 message; pods get
-``spec.schedulerName: default-scheduler`` and ``status.phase: Pending`` on create; nodes
-get ``status.allocatable`` defaulted from ``status.capacity``.
+``spec.schedulerName: default-scheduler``, ``spec.terminationGracePeriodSeconds: 30``,
+container requests defaulted from limits (``SetDefaults_Pod``), ``status.phase: Pending``
+and ``status.qosClass`` on create; nodes get ``status.allocatable`` defaulted from
+``status.capacity``. Pod priority is :mod:`kubesched.apiserver.priority`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ from typing import Any
 from kubesched.apiserver import errors
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.watch import Object
+from kubesched.objects.errors import ObjectError
+from kubesched.objects.pod import Pod
+
+#: ``DefaultTerminationGracePeriodSeconds`` of core/v1 PodSpec.
+DEFAULT_TERMINATION_GRACE_SECONDS = 30
 
 _SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -90,11 +97,19 @@ def default_on_create(res: Resource, obj: Object) -> None:
     """Upstream defaulting and admission that a scheduler depends on, for a new object."""
     if res.plural == "pods":
         spec = obj.setdefault("spec", {})
-        if isinstance(spec, dict) and not spec.get("schedulerName"):
-            spec["schedulerName"] = "default-scheduler"
+        if isinstance(spec, dict):
+            if not spec.get("schedulerName"):
+                spec["schedulerName"] = "default-scheduler"
+            spec.setdefault("terminationGracePeriodSeconds", DEFAULT_TERMINATION_GRACE_SECONDS)
+            for key in ("initContainers", "containers"):
+                for container in spec.get(key) or ():
+                    _requests_from_limits(container)
         status = obj.setdefault("status", {})
         if isinstance(status, dict):
             status.setdefault("phase", "Pending")
+            qos = qos_class(obj)
+            if qos:
+                status["qosClass"] = qos
     elif res.plural == "nodes":
         default_node_status(obj)
     elif res.plural == "namespaces":
@@ -110,3 +125,30 @@ def default_node_status(obj: Object) -> None:
     status = obj.get("status")
     if isinstance(status, dict) and status.get("capacity") and not status.get("allocatable"):
         status["allocatable"] = dict(status["capacity"])
+
+
+def _requests_from_limits(container: Any) -> None:
+    # SetDefaults_Pod: a resource with a limit and no request gets the limit as request.
+    if not isinstance(container, dict):
+        return
+    resources = container.get("resources")
+    if not isinstance(resources, dict) or not isinstance(resources.get("limits"), dict):
+        return
+    requests = resources.setdefault("requests", {})
+    if isinstance(requests, dict):
+        for name, value in resources["limits"].items():
+            requests.setdefault(name, value)
+
+
+def qos_class(pod: Object) -> str:
+    """The pod's QoS class (Guaranteed, Burstable, BestEffort) as
+    :class:`kubesched.objects.pod.Pod` computes it; "" when the pod cannot be decoded
+    (validation of pod specs is not this server's job yet)."""
+    view = dict(pod)
+    meta = dict(pod.get("metadata") or {})
+    meta["name"] = meta.get("name") or meta.get("generateName") or "pod"
+    view["metadata"] = meta
+    try:
+        return Pod.from_dict(view).qos_class
+    except (ObjectError, ValueError, TypeError, KeyError):
+        return ""

@@ -3,7 +3,9 @@
 A :class:`Resource` is one REST collection (``pods`` in core/v1, ``leases`` in
 coordination.k8s.io/v1): its kind, scope, subresources and the field selectors its
 list and watch accept (upstream registers those per resource, e.g. ``pod.GetAttrs``).
-:data:`BUILTIN` is this slice's set; the store and the HTTP layer look resources up here.
+:data:`BUILTIN` is the served set; the store and the HTTP layer look resources up here. A
+resource with ``view_of`` keeps no objects of its own: it serves another's under a
+different schema (:mod:`kubesched.apiserver.eventsv1`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ class Resource:
     #: Delete returns the deleted object (pods, namespaces) rather than a Success Status.
     delete_returns_object: bool = False
     categories: tuple[str, ...] = field(default=())
+    #: For a second view of another resource's objects (events.k8s.io/v1 events over
+    #: core/v1 events): the resource whose store holds them.
+    view_of: Resource | None = None
 
     @property
     def group_version(self) -> str:
@@ -52,6 +57,11 @@ class Resource:
     def key(self) -> tuple[str, str, str]:
         """(group, version, plural): how the store names a collection."""
         return (self.group, self.version, self.plural)
+
+    @property
+    def storage(self) -> Resource:
+        """The resource whose objects this one serves: itself, or the one it is a view of."""
+        return self.view_of if self.view_of is not None else self
 
     @property
     def has_status(self) -> bool:
@@ -133,9 +143,97 @@ EVENTS = Resource(
     ),
 )
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True, "lease")
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", True, "configmap", ("cm",))
+SERVICES = Resource(
+    "",
+    "v1",
+    "services",
+    "Service",
+    True,
+    "service",
+    ("svc",),
+    ("status",),
+    delete_returns_object=True,
+    categories=("all",),
+)
+REPLICATIONCONTROLLERS = Resource(
+    "",
+    "v1",
+    "replicationcontrollers",
+    "ReplicationController",
+    True,
+    "replicationcontroller",
+    ("rc",),
+    ("status",),
+    fields=("status.replicas",),
+    categories=("all",),
+)
+PRIORITYCLASSES = Resource(
+    "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, "priorityclass", ("pc",)
+)
+PODDISRUPTIONBUDGETS = Resource(
+    "policy",
+    "v1",
+    "poddisruptionbudgets",
+    "PodDisruptionBudget",
+    True,
+    "poddisruptionbudget",
+    ("pdb",),
+    ("status",),
+)
+REPLICASETS = Resource(
+    "apps",
+    "v1",
+    "replicasets",
+    "ReplicaSet",
+    True,
+    "replicaset",
+    ("rs",),
+    ("status",),
+    fields=("status.replicas",),
+    categories=("all",),
+)
+STATEFULSETS = Resource(
+    "apps",
+    "v1",
+    "statefulsets",
+    "StatefulSet",
+    True,
+    "statefulset",
+    ("sts",),
+    ("status",),
+    categories=("all",),
+)
+#: events.k8s.io/v1 events: the core/v1 events under upstream's other field names.
+EVENTS_V1 = Resource(
+    "events.k8s.io",
+    "v1",
+    "events",
+    "Event",
+    True,
+    "event",
+    ("ev",),
+    fields=EVENTS.fields,
+    view_of=EVENTS,
+)
 
-#: Every resource this slice serves, in discovery order.
-BUILTIN: tuple[Resource, ...] = (NAMESPACES, NODES, PODS, BINDINGS, EVENTS, LEASES)
+#: Every resource this server serves, in discovery order.
+BUILTIN: tuple[Resource, ...] = (
+    NAMESPACES,
+    NODES,
+    PODS,
+    BINDINGS,
+    EVENTS,
+    CONFIGMAPS,
+    SERVICES,
+    REPLICATIONCONTROLLERS,
+    LEASES,
+    PRIORITYCLASSES,
+    PODDISRUPTIONBUDGETS,
+    REPLICASETS,
+    STATEFULSETS,
+    EVENTS_V1,
+)
 
 
 def by_key(resources: tuple[Resource, ...] = BUILTIN) -> dict[tuple[str, str, str], Resource]:

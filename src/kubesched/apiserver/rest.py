@@ -8,9 +8,10 @@ request (namespace lifecycle, defaulting, binding rules, what a delete returns) 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
-from kubesched.apiserver import errors
+from kubesched.apiserver import errors, priority
 from kubesched.apiserver.admission import (
     check_body,
     default_node_status,
@@ -18,7 +19,7 @@ from kubesched.apiserver.admission import (
     validate_name,
 )
 from kubesched.apiserver.patch import apply_patch
-from kubesched.apiserver.resources import NAMESPACES, PODS, Resource
+from kubesched.apiserver.resources import NAMESPACES, PODS, PRIORITYCLASSES, Resource
 from kubesched.apiserver.store import Store, now_rfc3339
 from kubesched.apiserver.watch import Object
 
@@ -59,7 +60,16 @@ def create(store: Store, res: Resource, namespace: str | None, body: Any) -> Rep
     validate_name(res, obj)
     _require_namespace(store, res, namespace)
     default_on_create(res, obj)
+    _admit(store, res, obj, creating=True)
     return 201, store.create(res, obj, namespace)
+
+
+def _admit(store: Store, res: Resource, obj: Object, creating: bool) -> None:
+    # Mutating and validating admission that needs the store (the Priority plugin).
+    if res.plural == "pods" and creating:
+        priority.admit_pod(store, obj)
+    elif res is PRIORITYCLASSES:
+        priority.admit_priority_class(store, obj)
 
 
 def update(
@@ -70,6 +80,10 @@ def update(
     _check_url_identity(res, obj, namespace, name)
     if res.plural == "nodes":
         default_node_status(obj)
+    _admit(store, res, obj, creating=False)
+    if res is PODS and sub == "":
+        with contextlib.suppress(errors.ApiError):  # gone: the update answers 404
+            priority.keep_on_update(store.get(res, namespace, name), obj)
     return 200, store.update(res, obj, namespace, sub)
 
 
@@ -90,30 +104,64 @@ def patch(
         _check_url_identity(res, obj, namespace, name)
         if res.plural == "nodes":
             default_node_status(obj)
+        _admit(store, res, obj, creating=False)
         return obj
 
     return 200, store.guaranteed_update(res, namespace, name, mutate, sub)
 
 
 def delete(store: Store, res: Resource, namespace: str | None, name: str, options: Any) -> Reply:
-    """DELETE on an object: the deleted object (pods, namespaces) or a Success Status."""
+    """DELETE on an object.
+
+    Returns the object (pods, namespaces, and anything that stays because of a grace
+    period or finalizers) or a Success Status. A pod bound to a node and not finished is
+    deleted gracefully: it gets ``deletionTimestamp`` and ``deletionGracePeriodSeconds``
+    (``gracePeriodSeconds`` of the options, else its ``terminationGracePeriodSeconds``)
+    and stays until the grace is over — no kubelet confirms earlier, so the server's
+    reaper removes it then — or until a delete with ``gracePeriodSeconds=0``.
+    """
     if res.plural == "namespaces" and name in IMMORTAL_NAMESPACES:
         # The NamespaceLifecycle admission plugin's refusal, word for word.
         raise errors.forbidden("namespaces", name, "this namespace may not be deleted")
-    preconditions = options.get("preconditions") if isinstance(options, dict) else None
+    if res is PRIORITYCLASSES:
+        priority.check_delete(name)
+    opts = options if isinstance(options, dict) else {}
+    preconditions = opts.get("preconditions")
     uid = rv = None
     if isinstance(preconditions, dict):
         uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
-    gone = store.delete(res, namespace, name, uid, rv)
-    if res.plural == "namespaces":
+    requested = opts.get("gracePeriodSeconds")
+    if requested is not None and not isinstance(requested, int):
+        raise errors.bad_request(f"invalid gracePeriodSeconds: {requested!r}")
+
+    def grace(obj: Object) -> int:
+        return _grace_period(res, obj, requested)
+
+    gone, removed = store.delete_gracefully(res, namespace, name, grace, uid, rv)
+    if removed and res.plural == "namespaces":
         _delete_namespace_contents(store, name)
-    if res.delete_returns_object:
+    if res.delete_returns_object or not removed:
         return 200, gone
     details: errors.StatusDetails = {"name": name, "kind": res.plural}
     if res.group:
         details["group"] = res.group
     details["uid"] = gone["metadata"].get("uid", "")
     return 200, errors.success(200, details)
+
+
+def _grace_period(res: Resource, obj: Object, requested: Any) -> int:
+    # podStrategy.CheckGracefulDelete: other kinds have no grace period.
+    if res.plural != "pods":
+        return 0
+    spec = obj.get("spec") or {}
+    if requested is not None:
+        period = int(requested)
+    else:
+        period = int(spec.get("terminationGracePeriodSeconds") or 0)
+    phase = (obj.get("status") or {}).get("phase")
+    if not spec.get("nodeName") or phase in ("Succeeded", "Failed"):
+        return 0  # never started, or already finished: nothing to wait for
+    return max(period, 0)
 
 
 def _delete_namespace_contents(store: Store, namespace: str) -> None:
@@ -137,7 +185,10 @@ def delete_collection(
     for obj in page.items:
         meta = obj["metadata"]
         try:
-            deleted.append(store.delete(res, meta.get("namespace"), meta["name"]))
+            gone, _ = store.delete_gracefully(
+                res, meta.get("namespace"), meta["name"], lambda o: _grace_period(res, o, None)
+            )
+            deleted.append(gone)
         except errors.ApiError as err:
             if err.code != 404:  # deleted meanwhile: that is what was asked
                 raise

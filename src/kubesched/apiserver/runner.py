@@ -17,7 +17,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-from kubesched.apiserver.resources import NAMESPACES
+from kubesched.apiserver.priority import system_priority_classes
+from kubesched.apiserver.resources import NAMESPACES, PRIORITYCLASSES
 from kubesched.apiserver.server import make_app
 from kubesched.apiserver.store import DEFAULT_WINDOW, Store
 
@@ -26,7 +27,8 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 def new_store(window: int = DEFAULT_WINDOW) -> Store:
-    """A store holding what a fresh cluster has: the system namespaces."""
+    """A store holding what a fresh cluster has: the system namespaces and the system
+    priority classes."""
     from kubesched.apiserver.admission import default_on_create
 
     store = Store(window=window)
@@ -34,6 +36,8 @@ def new_store(window: int = DEFAULT_WINDOW) -> Store:
         obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         default_on_create(NAMESPACES, obj)
         store.create(NAMESPACES, obj)
+    for pc in system_priority_classes():
+        store.create(PRIORITYCLASSES, pc)
     return store
 
 

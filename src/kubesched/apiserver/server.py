@@ -5,6 +5,12 @@ Paths follow kube-apiserver (``/api/v1/namespaces/<ns>/pods/<name>/status``,
 ``/apis/<group>/<version>/...``, the legacy ``/watch/`` prefix); every failure is a
 ``kind: Status`` body with the HTTP code it names. Watches are chunked streams of JSON
 lines, one ``{"type", "object"}`` per line, as the Go and Python clients read them.
+
+A GET (or watch) whose ``Accept`` asks for ``as=Table`` gets a meta.k8s.io/v1 Table
+(:mod:`kubesched.apiserver.tables`). A resource that is a view of another
+(events.k8s.io/v1 events) is served from the other's objects, converted on the way in and
+out (:mod:`kubesched.apiserver.eventsv1`). A background task reaps objects whose graceful
+deletion is due (:meth:`Store.reap <kubesched.apiserver.store.Store.reap>`).
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ import json
 import logging
 import threading
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from kubesched.apiserver import discovery, errors, openapi, rest
+from kubesched.apiserver import discovery, errors, eventsv1, openapi, rest, tables
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.store import Store
 from kubesched.apiserver.watch import WatchEvent
@@ -43,6 +50,8 @@ class ServerConfig:
 
     bookmark_interval: float = 10.0
     closing: bool = False
+    #: Seconds between looks for objects whose graceful deletion is due.
+    reap_interval: float = 0.5
 
 
 def _dumps(body: Any) -> bytes:
@@ -196,13 +205,39 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
 
 async def _dispatch(request: web.Request, store: Store, t: Target) -> web.StreamResponse:
+    view = t.resource if t.resource.view_of is not None else None
+    if view is None:
+        return await _serve(request, store, t, None)
+    stored = Target(view.storage, t.namespace, t.name, t.subresource, t.watch_path)
+    try:
+        return await _serve(request, store, stored, view)
+    except errors.ApiError as err:
+        raise eventsv1.convert_error(err) from None
+
+
+async def _body(request: web.Request, view: Resource | None) -> Any:
+    body = await _json_body(request)
+    return eventsv1.to_core(body) if view is not None else body
+
+
+def _out(view: Resource | None, status: int, body: Any) -> web.Response:
+    return _reply(status, eventsv1.convert_reply(body) if view is not None else body)
+
+
+async def _serve(
+    request: web.Request, store: Store, t: Target, view: Resource | None
+) -> web.StreamResponse:
     method, res, q = request.method, t.resource, request.query
+    as_table = method == "GET" and tables.wants_table(request.headers.get("Accept", ""))
+    fields = q.get("fieldSelector", "")
+    if view is not None:
+        fields = eventsv1.field_selector(fields)
     if t.watch_path or (method == "GET" and not t.name and _flag(request, "watch")):
-        field_selector = q.get("fieldSelector", "")
         if t.name:
             named = f"metadata.name={t.name}"
-            field_selector = f"{field_selector},{named}" if field_selector else named
-        return await _watch(request, store, t, field_selector)
+            fields = f"{fields},{named}" if fields else named
+        printer = _watch_printer(view or res, as_table, q.get("includeObject", ""))
+        return await _watch(request, store, t, fields, view, printer)
     if res.plural == "bindings":
         if method != "POST" or t.name:
             raise errors.method_not_supported(res.plural, method.lower())
@@ -218,43 +253,66 @@ async def _dispatch(request: web.Request, store: Store, t: Target) -> web.Stream
                 res,
                 t.namespace,
                 q.get("labelSelector", ""),
-                q.get("fieldSelector", ""),
+                fields,
                 _int(q.get("limit", "0"), "limit"),
                 q.get("continue", ""),
             )
             body = rest.list_body(
                 res, page.items, page.resource_version, page.continue_token, page.remaining
             )
-            return _reply(200, body)
+            if as_table:
+                return _reply(200, _table(view or res, body, q.get("includeObject", "")))
+            return _out(view, 200, body)
         if method == "POST":
             if res.namespaced and not t.namespace:
                 raise errors.not_found_path()
-            return _reply(*rest.create(store, res, t.namespace, await _json_body(request)))
+            return _out(view, *rest.create(store, res, t.namespace, await _body(request, view)))
         if method == "DELETE":
             if res.namespaced and not t.namespace:
                 raise errors.not_found_path()
-            return _reply(
+            return _out(
+                view,
                 *rest.delete_collection(
-                    store, res, t.namespace, q.get("labelSelector", ""), q.get("fieldSelector", "")
-                )
+                    store, res, t.namespace, q.get("labelSelector", ""), fields
+                ),
             )
         raise errors.method_not_supported(res.plural, method.lower(), res.group)
     if method == "GET":
-        return _reply(200, store.get(res, t.namespace, t.name))
+        obj = store.get(res, t.namespace, t.name)
+        if as_table:
+            one = {"metadata": {"resourceVersion": obj["metadata"].get("resourceVersion", "")}}
+            return _reply(
+                200, _table(view or res, dict(one, items=[obj]), q.get("includeObject", ""))
+            )
+        return _out(view, 200, obj)
     if method == "PUT":
-        body = await _json_body(request)
-        return _reply(*rest.update(store, res, t.namespace, t.name, body, t.subresource))
+        body = await _body(request, view)
+        return _out(view, *rest.update(store, res, t.namespace, t.name, body, t.subresource))
     if method == "PATCH":
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
         if content_type not in errors.PATCH_MEDIA_TYPES:
             raise errors.unsupported_media_type()
         body = await _json_body(request)
-        return _reply(
-            *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource)
+        if view is not None:
+            body = eventsv1.convert_patch(body, content_type == errors.PATCH_MEDIA_TYPES[0])
+        return _out(
+            view,
+            *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource),
         )
     if method == "DELETE" and not t.subresource:
-        return _reply(*rest.delete(store, res, t.namespace, t.name, await _json_body(request)))
+        options = await _json_body(request)
+        if not isinstance(options, dict):
+            options = {}
+        if "gracePeriodSeconds" in q:
+            options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
+        return _out(view, *rest.delete(store, res, t.namespace, t.name, options))
     raise errors.method_not_supported(res.plural, method.lower(), res.group)
+
+
+def _table(res: Resource, body: dict[str, Any], include_object: str) -> dict[str, Any]:
+    # Rows are printed from stored (core) objects; a view's rows carry its own schema.
+    shown = eventsv1.to_v1 if res.view_of is not None else None
+    return tables.table(res.plural, body["items"], body["metadata"], include_object, None, shown)
 
 
 def _int(text: str, name: str) -> int:
@@ -267,8 +325,38 @@ def _int(text: str, name: str) -> int:
     return value
 
 
+def _watch_printer(
+    res: Resource, as_table: bool, include_object: str
+) -> Callable[[dict[str, Any]], dict[str, Any]] | None:
+    """For a watch asked as Table: turns each event's object into a one-row Table, with
+    the column definitions in the first event only (as kube-apiserver sends them)."""
+    if not as_table:
+        return None
+    tables.table(res.plural, [], {}, include_object)  # 400 for a bad includeObject, now
+    first = True
+
+    def print_event(event: dict[str, Any]) -> dict[str, Any]:
+        nonlocal first
+        if event["type"] in ("BOOKMARK", "ERROR"):
+            return event
+        obj = event["object"]
+        meta = {"resourceVersion": obj.get("metadata", {}).get("resourceVersion", "")}
+        printed = _table(res, {"metadata": meta, "items": [obj]}, include_object)
+        if not first:
+            printed["columnDefinitions"] = []
+        first = False
+        return dict(event, object=printed)
+
+    return print_event
+
+
 async def _watch(
-    request: web.Request, store: Store, t: Target, field_selector: str
+    request: web.Request,
+    store: Store,
+    t: Target,
+    field_selector: str,
+    view: Resource | None,
+    printer: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> web.StreamResponse:
     config = request.app[CONFIG_KEY]
     q = request.query
@@ -313,7 +401,12 @@ async def _watch(
             wake.clear()
             events = watcher.take()
             if events:
-                await response.write(b"".join(_dumps(e.wire()) + b"\n" for e in events))
+                wire = [e.wire() for e in events]
+                if printer is not None:
+                    wire = [printer(w) for w in wire]
+                elif view is not None:
+                    wire = [dict(w, object=eventsv1.convert_reply(w["object"])) for w in wire]
+                await response.write(b"".join(_dumps(w) + b"\n" for w in wire))
                 continue
             if watcher.overflowed:
                 break
@@ -321,7 +414,7 @@ async def _watch(
             if now >= deadline:
                 break
             if bookmarks and now >= next_bookmark:
-                await _send_bookmark(response, store, watcher, t.resource)
+                await _send_bookmark(response, store, watcher, view or t.resource)
                 next_bookmark = now + config.bookmark_interval
                 continue
             wait = min(deadline, next_bookmark if bookmarks else deadline) - now
@@ -350,6 +443,25 @@ async def _send_bookmark(
     await response.write(_dumps(WatchEvent("BOOKMARK", obj, version).wire()) + b"\n")
 
 
+async def _reap(app: web.Application) -> None:
+    # Removes objects whose deletion is due (graceful pod deletes, see rest.delete).
+    store, config = app[STORE_KEY], app[CONFIG_KEY]
+    while not config.closing:
+        try:
+            store.reap()
+        except Exception:  # a bug: log it, keep reaping
+            log.exception("reaping deleted objects failed")
+        await asyncio.sleep(config.reap_interval)
+
+
+async def _reaper_context(app: web.Application) -> AsyncIterator[None]:
+    task = asyncio.create_task(_reap(app))
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 async def _on_shutdown(app: web.Application) -> None:
     app[CONFIG_KEY].closing = True
     watches = app[WATCHES_KEY]
@@ -366,4 +478,5 @@ def make_app(store: Store, bookmark_interval: float = 10.0) -> web.Application:
     app[WATCHES_KEY] = watches
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_shutdown.append(_on_shutdown)
+    app.cleanup_ctx.append(_reaper_context)
     return app

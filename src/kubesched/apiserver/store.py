@@ -5,7 +5,10 @@ It plays etcd plus kube-apiserver's generic registry: objects are kept per resou
 one global resourceVersion sequence; updates are optimistic (a stale
 ``metadata.resourceVersion`` is refused with 409 Conflict); status is a subresource kept
 apart from the rest; and every change goes to the resource's bounded :class:`EventLog`,
-from which watches resume. Errors are :class:`~kubesched.apiserver.errors.ApiError` with
+from which watches resume. Deletion is immediate, or graceful (:meth:`Store.delete_gracefully`:
+``deletionTimestamp`` set, the object kept until its grace is over and its finalizers are
+gone, then removed by :meth:`Store.reap` or by the update that drops the last finalizer).
+Errors are :class:`~kubesched.apiserver.errors.ApiError` with
 kube-apiserver's Status bodies.
 
 The store is thread-safe (one lock). It takes ownership of the dicts it is given, and the
@@ -16,13 +19,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import json
 import random
 import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.apiserver import errors
@@ -62,6 +66,26 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def parse_time(text: str) -> datetime:
+    """An RFC 3339 timestamp as written by :func:`now_rfc3339` (or with fractions)."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def format_time(moment: datetime) -> str:
+    """A datetime as Kubernetes writes timestamps (seconds, ``Z``)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _deletion_due(meta: dict[str, Any], now: datetime) -> bool:
+    stamp = meta.get("deletionTimestamp")
+    if not stamp or meta.get("finalizers"):
+        return False
+    try:
+        return parse_time(str(stamp)) <= now
+    except ValueError:
+        return True
+
+
 @dataclass(frozen=True)
 class ListResult:
     """One page of a list: items, the list's resourceVersion and the continue token."""
@@ -98,6 +122,8 @@ class Store:
         self._watchers: dict[tuple[str, str, str], list[Watcher]] = {r.key: [] for r in resources}
         self._rv = 0
         self._clock = clock
+        # Objects with a deletionTimestamp: all that reap() has to look at.
+        self._deleting: set[tuple[tuple[str, str, str], str, str]] = set()
         # A watcher further behind than the window could not resume anyway.
         self._max_pending = max(window, 1024)
 
@@ -292,7 +318,13 @@ class Store:
             obj.pop("status", None)
             if "status" in old:
                 obj["status"] = old["status"]
-        for fixed in ("uid", "creationTimestamp", "generation", "deletionTimestamp"):
+        for fixed in (
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ):
             if fixed in old_meta:
                 meta[fixed] = old_meta[fixed]
             else:
@@ -305,6 +337,9 @@ class Store:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if obj == old:
             return old
+        if meta.get("deletionTimestamp") and _deletion_due(meta, parse_time(self._clock())):
+            # The last finalizer went away after the grace period: the object goes.
+            return self._remove(res, ns, dict(obj, metadata=dict(meta)))
         if subresource == "" and obj.get("spec") != old.get("spec"):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
         rv = self._next_rv()
@@ -331,6 +366,38 @@ class Store:
             new = mutate(copy_object(old))
             return self._replace(res, ns, old, new, subresource)
 
+    def _check_preconditions(
+        self, res: Resource, old: Object, uid: str | None, resource_version: str | None
+    ) -> None:
+        old_meta = old["metadata"]
+        name = old_meta["name"]
+        if uid and uid != old_meta.get("uid"):
+            raise errors.conflict(
+                res.plural,
+                name,
+                f"Precondition failed: UID in precondition: {uid}, "
+                f"UID in object meta: {old_meta.get('uid')}",
+                res.group,
+            )
+        if resource_version and resource_version != old_meta.get("resourceVersion"):
+            raise errors.conflict(
+                res.plural,
+                name,
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{resource_version}, ResourceVersion in object meta: "
+                f"{old_meta.get('resourceVersion')}",
+                res.group,
+            )
+
+    def _remove(self, res: Resource, ns: str, old: Object) -> Object:
+        del self._objects[res.key][(ns, old["metadata"]["name"])]
+        self._deleting.discard((res.key, ns, old["metadata"]["name"]))
+        rv = self._next_rv()
+        gone = dict(old)
+        gone["metadata"] = dict(old["metadata"], resourceVersion=str(rv))
+        self._record(res, Change(rv, "DELETED", ns, gone, old))
+        return gone
+
     def delete(
         self,
         res: Resource,
@@ -342,38 +409,75 @@ class Store:
         """Remove an object at once and return it as deleted (with the deletion's version).
 
         ``uid`` and ``resource_version`` are DeleteOptions preconditions (409 Conflict when
-        they do not hold).
+        they do not hold). Finalizers are not looked at: see :meth:`delete_gracefully`.
         """
         ns = namespace or "" if res.namespaced else ""
         with self._lock:
-            objects = self._objects[res.key]
-            old = objects.get((ns, name))
+            old = self._objects[res.key].get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
+            self._check_preconditions(res, old, uid, resource_version)
+            return self._remove(res, ns, old)
+
+    def delete_gracefully(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        grace_seconds: int | Callable[[Object], int] = 0,
+        uid: str | None = None,
+        resource_version: str | None = None,
+    ) -> tuple[Object, bool]:
+        """Delete as kube-apiserver's generic registry does; returns (object, removed).
+
+        With no finalizers and no grace period the object is removed at once. Otherwise
+        it stays, with ``deletionTimestamp`` (now + grace) and
+        ``deletionGracePeriodSeconds`` set, until :meth:`reap` finds the grace over and the
+        finalizers gone (or an update removes the last finalizer after the deadline). A
+        second delete may shorten the grace period, never lengthen it. ``grace_seconds``
+        may be a function of the stored object, called under the store's lock.
+        """
+        ns = namespace or "" if res.namespaced else ""
+        with self._lock:
+            old = self._objects[res.key].get((ns, name))
+            if old is None:
+                raise errors.not_found(res.plural, name, res.group)
+            self._check_preconditions(res, old, uid, resource_version)
+            grace = max(grace_seconds(old) if callable(grace_seconds) else grace_seconds, 0)
             old_meta = old["metadata"]
-            if uid and uid != old_meta.get("uid"):
-                raise errors.conflict(
-                    res.plural,
-                    name,
-                    f"Precondition failed: UID in precondition: {uid}, "
-                    f"UID in object meta: {old_meta.get('uid')}",
-                    res.group,
-                )
-            if resource_version and resource_version != old_meta.get("resourceVersion"):
-                raise errors.conflict(
-                    res.plural,
-                    name,
-                    "Precondition failed: ResourceVersion in precondition: "
-                    f"{resource_version}, ResourceVersion in object meta: "
-                    f"{old_meta.get('resourceVersion')}",
-                    res.group,
-                )
-            del objects[(ns, name)]
+            finalizers = old_meta.get("finalizers") or []
+            if not finalizers and grace == 0:
+                return self._remove(res, ns, old), True
+            now = parse_time(self._clock())
+            deadline = now + timedelta(seconds=grace)
+            current = old_meta.get("deletionTimestamp")
+            if current and parse_time(current) <= deadline:
+                return old, False  # already going, no later than asked
+            new = copy_object(old)
+            meta = new["metadata"]
+            meta["deletionTimestamp"] = format_time(deadline)
+            meta["deletionGracePeriodSeconds"] = grace
             rv = self._next_rv()
-            gone = dict(old)
-            gone["metadata"] = dict(old_meta, resourceVersion=str(rv))
-            self._record(res, Change(rv, "DELETED", ns, gone, old))
-        return gone
+            meta["resourceVersion"] = str(rv)
+            self._objects[res.key][(ns, name)] = new
+            self._deleting.add((res.key, ns, name))
+            self._record(res, Change(rv, "MODIFIED", ns, new, old))
+            return new, False
+
+    def reap(self, now: datetime | None = None) -> builtins.list[Object]:
+        """Remove every object whose deletion is due: ``deletionTimestamp`` reached and no
+        finalizers left. Returns the removed objects (as deleted). The server calls this
+        periodically; it plays the kubelet confirming that a pod's containers stopped."""
+        moment = now or parse_time(self._clock())
+        removed: builtins.list[Object] = []
+        with self._lock:
+            for key, ns, name in sorted(self._deleting):
+                obj = self._objects[key].get((ns, name))
+                if obj is None:
+                    self._deleting.discard((key, ns, name))
+                elif _deletion_due(obj["metadata"], moment):
+                    removed.append(self._remove(self._resources[key], ns, obj))
+        return removed
 
     # -- watch --------------------------------------------------------------------------
 

@@ -1,0 +1,351 @@
+"""Server-side printing: ``Table`` responses, as ``kubectl get`` asks for them.
+
+kubectl sends ``Accept: application/json;as=Table;v=v1;g=meta.k8s.io`` and prints the
+columns the server returns. The columns and cells follow kube-apiserver's printers
+(``pkg/printers/internalversion/printers.go``: ``printPod``, ``printNode``,
+``printEvent`` for both event APIs); the server
+fills the wide columns too (priority 1), and kubectl shows them with ``-o wide``. Other
+resources get upstream's default table (Name, Created At). Ages are
+``duration.HumanDuration`` of the time since ``creationTimestamp``. Each row carries the
+object as ``includeObject`` asks: ``Metadata`` (the default, a PartialObjectMetadata),
+``Object`` or ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.apiserver import errors
+from kubesched.apiserver.watch import Object
+
+Column = dict[str, Any]
+Cells = list[Any]
+
+TABLE_API_VERSION = "meta.k8s.io/v1"
+_NAME_DOC = (
+    "Name must be unique within a namespace. Is required when creating resources, although "
+    "some resources may allow a client to request the generation of an appropriate name "
+    "automatically. Name is primarily intended for creation idempotence and configuration "
+    "definition. Cannot be updated."
+)
+_AGE_DOC = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created."
+)
+
+
+def _col(name: str, description: str, priority: int = 0, fmt: str = "") -> Column:
+    return {
+        "name": name,
+        "type": "string",
+        "format": fmt,
+        "description": description,
+        "priority": priority,
+    }
+
+
+POD_COLUMNS: list[Column] = [
+    _col("Name", _NAME_DOC, fmt="name"),
+    _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+    _col("Status", "The aggregate status of the containers in this pod."),
+    _col(
+        "Restarts",
+        "The number of times the containers in this pod have been restarted and when the "
+        "last container in this pod has restarted.",
+    ),
+    _col("Age", _AGE_DOC),
+    _col("IP", "IP address allocated to the pod.", 1),
+    _col("Node", "NodeName indicates in which node this pod is scheduled.", 1),
+    _col("Nominated Node", "nominatedNodeName is set when this pod preempts other pods.", 1),
+    _col("Readiness Gates", "If specified, all readiness gates will be evaluated.", 1),
+]
+NODE_COLUMNS: list[Column] = [
+    _col("Name", _NAME_DOC, fmt="name"),
+    _col("Status", "The status of the node"),
+    _col("Roles", "The roles of the node"),
+    _col("Age", _AGE_DOC),
+    _col("Version", "Kubelet Version reported by the node."),
+    _col("Internal-IP", "List of addresses reachable to the node.", 1),
+    _col("External-IP", "List of addresses reachable to the node.", 1),
+    _col("OS-Image", "OS Image reported by the node from /etc/os-release.", 1),
+    _col("Kernel-Version", "Kernel Version reported by the node.", 1),
+    _col("Container-Runtime", "ContainerRuntime Version reported by the node.", 1),
+]
+EVENT_COLUMNS: list[Column] = [
+    _col("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
+    _col("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
+    _col(
+        "Reason",
+        "This should be a short, machine understandable string that gives the reason "
+        "for the transition into the object's current status.",
+    ),
+    _col("Object", "The object that this event is about."),
+    _col("Subobject", "The field of the object that this event is about.", 1),
+    _col("Source", "The component reporting this event.", 1),
+    _col("Message", "A human-readable description of the status of this operation."),
+    _col("First Seen", "The time at which the event was first recorded.", 1),
+    _col("Count", "The number of times this event has occurred.", 1),
+    _col("Name", _NAME_DOC, 1, "name"),
+]
+DEFAULT_COLUMNS: list[Column] = [
+    _col("Name", _NAME_DOC, fmt="name"),
+    {"name": "Created At", "type": "date", "format": "", "description": _AGE_DOC, "priority": 0},
+]
+
+
+def wants_table(accept: str) -> bool:
+    """Whether an ``Accept`` header asks for a meta.k8s.io/v1 Table before plain JSON."""
+    for media in accept.split(","):
+        parts = [p.strip() for p in media.split(";")]
+        params = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        if parts[0] in ("application/json", "*/*") and params.get("as") == "Table":
+            if params.get("g") == "meta.k8s.io" and params.get("v") == "v1":
+                return True
+            continue
+        if parts[0] in ("application/json", "*/*") and "as" not in params:
+            return False
+    return False
+
+
+def human_duration(seconds: float) -> str:
+    """``k8s.io/apimachinery/pkg/util/duration.HumanDuration``."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rest = s % 60
+        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        years = hours // 24 // 365
+        return f"{years}y" if days == 0 else f"{years}y{days}d"
+    return f"{hours // 24 // 365}y"
+
+
+def _age(stamp: Any, now: datetime) -> str:
+    # translateTimestampSince: "<unknown>" for a zero time.
+    if not stamp:
+        return "<unknown>"
+    try:
+        then = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return "<unknown>"
+    return human_duration((now - then).total_seconds())
+
+
+def pod_cells(pod: Object, now: datetime) -> Cells:
+    """``printPod``'s cells, wide columns included."""
+    meta, spec, status = pod.get("metadata", {}), pod.get("spec", {}), pod.get("status", {})
+    total = len(spec.get("containers") or [])
+    ready = 0
+    restarts = 0
+    reason = status.get("reason") or status.get("phase") or ""
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == (
+            "SchedulingGated"
+        ):
+            reason = "SchedulingGated"
+    has_running = False
+    for container in reversed(status.get("containerStatuses") or []):
+        restarts += int(container.get("restartCount") or 0)
+        state = container.get("state") or {}
+        waiting, terminated = state.get("waiting"), state.get("terminated")
+        if waiting and waiting.get("reason"):
+            reason = waiting["reason"]
+        elif terminated and terminated.get("reason"):
+            reason = terminated["reason"]
+        elif terminated:
+            signal = terminated.get("signal") or 0
+            reason = f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
+        elif container.get("ready") and state.get("running") is not None:
+            has_running = True
+            ready += 1
+    if reason == "Completed" and has_running:
+        ready_condition = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
+        reason = "Running" if ready_condition else "NotReady"
+    if meta.get("deletionTimestamp"):
+        if status.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif status.get("phase") not in ("Succeeded", "Failed"):
+            reason = "Terminating"
+    ips = status.get("podIPs") or []
+    pod_ip = (ips[0].get("ip") if ips else status.get("podIP")) or "<none>"
+    gates = spec.get("readinessGates") or []
+    gates_text = "<none>"
+    if gates:
+        true_types = {
+            c.get("type") for c in status.get("conditions") or [] if c.get("status") == "True"
+        }
+        passed = sum(1 for g in gates if g.get("conditionType") in true_types)
+        gates_text = f"{passed}/{len(gates)}"
+    return [
+        meta.get("name", ""),
+        f"{ready}/{total}",
+        reason,
+        str(restarts),
+        _age(meta.get("creationTimestamp"), now),
+        pod_ip,
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gates_text,
+    ]
+
+
+def _node_roles(labels: dict[str, str]) -> list[str]:
+    roles = set()
+    for key, value in labels.items():
+        if key.startswith("node-role.kubernetes.io/"):
+            role = key[len("node-role.kubernetes.io/") :]
+            if role:
+                roles.add(role)
+        elif key == "kubernetes.io/role" and value:
+            roles.add(value)
+    return sorted(roles)
+
+
+def _address(status: dict[str, Any], kind: str) -> str:
+    for address in status.get("addresses") or []:
+        if address.get("type") == kind:
+            return str(address.get("address", ""))
+    return "<none>"
+
+
+def node_cells(node: Object, now: datetime) -> Cells:
+    """``printNode``'s cells, wide columns included."""
+    meta, spec, status = node.get("metadata", {}), node.get("spec", {}), node.get("status", {})
+    shown = []
+    for condition in status.get("conditions") or []:
+        if condition.get("type") == "Ready":
+            shown = ["Ready" if condition.get("status") == "True" else "NotReady"]
+    if not shown:
+        shown = ["Unknown"]
+    if spec.get("unschedulable"):
+        shown.append("SchedulingDisabled")
+    info = status.get("nodeInfo") or {}
+    return [
+        meta.get("name", ""),
+        ",".join(shown),
+        ",".join(_node_roles(meta.get("labels") or {})) or "<none>",
+        _age(meta.get("creationTimestamp"), now),
+        info.get("kubeletVersion", ""),
+        _address(status, "InternalIP"),
+        _address(status, "ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+def _first_non_empty(*values: Any) -> str:
+    return next((str(v) for v in values if v), "")
+
+
+def event_cells(event: Object, now: datetime) -> Cells:
+    """``printEvent``'s cells (of a core/v1 Event), wide columns included."""
+    first = _age(event.get("firstTimestamp"), now)
+    if not event.get("firstTimestamp"):
+        first = _age(event.get("eventTime"), now)
+    last = _age(event.get("lastTimestamp"), now) if event.get("lastTimestamp") else first
+    count = int(event.get("count") or 0)
+    series = event.get("series")
+    if isinstance(series, dict):
+        last = _age(series.get("lastObservedTime"), now)
+        count = int(series.get("count") or 0)
+    elif count == 0:
+        count = 1  # singleton events have no count in the events.k8s.io API
+    involved = event.get("involvedObject") or {}
+    kind = str(involved.get("kind", "")).lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    source = event.get("source") or {}
+    component = _first_non_empty(source.get("component"), event.get("reportingComponent"))
+    instance = _first_non_empty(source.get("host"), event.get("reportingInstance"))
+    shown_source = ", ".join(p for p in (component, instance) if p) if component else ""
+    return [
+        last,
+        event.get("type", ""),
+        event.get("reason", ""),
+        target,
+        involved.get("fieldPath", ""),
+        shown_source,
+        str(event.get("message", "")).strip(),
+        first,
+        count,
+        (event.get("metadata") or {}).get("name", ""),
+    ]
+
+
+def _default_cells(obj: Object, now: datetime) -> Cells:
+    meta = obj.get("metadata", {})
+    return [meta.get("name", ""), meta.get("creationTimestamp", "")]
+
+
+_PRINTERS: dict[str, tuple[list[Column], Callable[[Object, datetime], Cells]]] = {
+    "pods": (POD_COLUMNS, pod_cells),
+    "nodes": (NODE_COLUMNS, node_cells),
+    "events": (EVENT_COLUMNS, event_cells),
+}
+
+
+def _row_object(obj: Object, include: str) -> Any:
+    if include == "Object":
+        return obj
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": TABLE_API_VERSION,
+        "metadata": obj.get("metadata", {}),
+    }
+
+
+def table(
+    plural: str,
+    items: list[Object],
+    list_meta: dict[str, Any],
+    include_object: str = "",
+    now: datetime | None = None,
+    shown: Callable[[Object], Object] | None = None,
+) -> dict[str, Any]:
+    """A meta.k8s.io/v1 Table of ``items`` (from the resource named ``plural``);
+    ``shown`` turns a stored object into the one a row carries (for views)."""
+    include = include_object or "Metadata"
+    if include not in ("None", "Metadata", "Object"):
+        raise errors.bad_request(
+            f'includeObject: Unsupported value: "{include_object}": supported values: '
+            '"Metadata", "None", "Object"'
+        )
+    columns, cells = _PRINTERS.get(plural, (DEFAULT_COLUMNS, _default_cells))
+    moment = now or datetime.now(UTC)
+    rows = []
+    for obj in items:
+        row: dict[str, Any] = {"cells": cells(obj, moment)}
+        if include != "None":
+            row["object"] = _row_object(shown(obj) if shown else obj, include)
+        rows.append(row)
+    return {
+        "kind": "Table",
+        "apiVersion": TABLE_API_VERSION,
+        "metadata": list_meta,
+        "columnDefinitions": columns,
+        "rows": rows,
+    }
