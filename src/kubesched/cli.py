@@ -177,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=_cmd_bench)
 
     # Listed for --help; ``main`` hands their arguments to their own parsers.
+    sub.add_parser("run", help="schedule a live cluster (kubeconfig or in-cluster)")
     sub.add_parser("extender", help="serve plugins to a stock kube-scheduler as an HTTP extender")
     sub.add_parser("apiserver", help="an embedded Kubernetes-compatible API server")
     return parser
@@ -195,6 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kubesched.apiserver import cli as apiserver_cli
 
         return apiserver_cli.main(args_list[1:])
+    if args_list[:1] == ["run"]:
+        from kubesched.scheduler import cli as scheduler_cli
+
+        return scheduler_cli.main(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     try:

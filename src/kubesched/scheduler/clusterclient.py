@@ -1,0 +1,140 @@
+"""The framework's ``ClusterClient`` over the asyncio kube client.
+
+Plugins are synchronous and never do I/O; their writes (DefaultBinder's bind,
+preemption's victim deletions and nomination clears) must still reach the API server,
+which the kube client does asynchronously. :class:`LiveClusterClient` bridges the two
+without threads: a write made inside :meth:`LiveClusterClient.collect` is *deferred* — a
+coroutine factory appended to the collection — and the async caller awaits the
+collection right after the synchronous plugin call returns (:meth:`flush`). So the
+binding task binds (``collect`` around ``run_bind_plugins``, then ``flush``; a failed
+write becomes the Bind failure), and the scheduling cycle awaits preemption's deletions
+before the pod is requeued. A write made outside any collection runs as a background
+task whose failure is logged (no plugin of ours does that).
+
+The price of deferring: a plugin sees its write "succeed" before it has happened, and
+learns of a failure only through the caller. Binders and preemption do nothing after
+their write, so that costs nothing in practice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+
+from kubesched.kube import Client, NotFound
+from kubesched.kube.resources import PODS
+from kubesched.objects.pod import Pod
+
+__all__ = ["LiveClusterClient", "PendingWrites"]
+
+log = logging.getLogger(__name__)
+
+#: Writes requested by plugins during one synchronous framework call, not started yet.
+PendingWrites = list[tuple[str, Callable[[], Awaitable[object]]]]
+
+
+class LiveClusterClient:
+    """A ``ClusterClient`` whose writes go to the API server through ``client``."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self._pending: PendingWrites | None = None
+        self._background: set[asyncio.Task[object]] = set()
+
+    # --- collecting -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def collect(self) -> Iterator[PendingWrites]:
+        """Defer the writes made in the ``with`` body to the list it yields.
+
+        The body must be synchronous (no ``await``): the collection is this object's
+        state, so another task must not run while it is open.
+        """
+        outer = self._pending
+        pending: PendingWrites = []
+        self._pending = pending
+        try:
+            yield pending
+        finally:
+            self._pending = outer
+
+    @staticmethod
+    async def flush(pending: PendingWrites) -> list[str]:
+        """Run collected writes concurrently; the description of each one that failed."""
+        results = await asyncio.gather(*(make() for _, make in pending), return_exceptions=True)
+        failures = []
+        for (what, _), result in zip(pending, results, strict=True):
+            if isinstance(result, BaseException):
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+                failures.append(f"{what}: {result}")
+        return failures
+
+    async def drain(self) -> None:
+        """Wait for the background writes started outside a collection."""
+        while self._background:
+            await asyncio.gather(*tuple(self._background), return_exceptions=True)
+
+    def _submit(self, what: str, make: Callable[[], Awaitable[object]]) -> None:
+        if self._pending is not None:
+            self._pending.append((what, make))
+            return
+
+        async def run() -> object:
+            try:
+                return await make()
+            except Exception as err:
+                log.warning("%s failed: %s", what, err)
+                return None
+
+        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # --- ClusterClient ----------------------------------------------------------------
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """Deferred POST of the pod's Binding subresource (with a uid precondition)."""
+        self._submit(
+            f'binding pod "{pod.key}" to node "{node_name}"',
+            lambda: self.client.bind(pod.namespace, pod.name, node_name, pod.uid),
+        )
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        """Deferred delete of a preemption victim, plus upstream's ``Preempted`` event.
+
+        The pod's own grace period applies; a victim already gone counts as deleted.
+        """
+
+        async def delete() -> object:
+            with contextlib.suppress(NotFound):
+                await self.client.delete(PODS, pod.name, pod.namespace, uid=pod.uid)
+            with contextlib.suppress(Exception):  # the event is informative only
+                await self.client.create_event(
+                    pod_reference(pod),
+                    "Preempted",
+                    f"{reason} on node {pod.node_name}",
+                    action="Preempting",
+                    component=pod.scheduler_name,
+                )
+            return None
+
+        self._submit(f'deleting pod "{pod.key}"', delete)
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Deferred patch of ``status.nominatedNodeName`` ("" clears it)."""
+        patch = {"status": {"nominatedNodeName": node_name or None}}
+        self._submit(
+            f'setting nominatedNodeName of pod "{pod.key}"',
+            lambda: self.client.patch_pod_status(pod.namespace, pod.name, patch, "merge"),
+        )
+
+
+def pod_reference(pod: Pod) -> dict[str, str]:
+    """The ObjectReference of ``pod``, as events' ``involvedObject``."""
+    ref = {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name}
+    if pod.uid:
+        ref["uid"] = pod.uid
+    return ref

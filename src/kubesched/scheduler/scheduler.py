@@ -1,0 +1,183 @@
+"""The live scheduler: informers feed the cache and the queue; one loop pops pods and
+runs scheduling cycles; binding tasks run beside it.
+
+Data flow (ARCHITECTURE.md, "Data flow in the live scheduler")::
+
+    API server ─watch─► informers ─► EventHandlers ─► Cache / SchedulingQueue
+    loop: pop ─► schedule_one (serial) ─► binding task (concurrent)
+
+Not in this slice: leader election, metrics, health endpoints, assumed-pod expiry
+(upstream's TTL is 0 anyway) and Permit's Wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Coroutine
+from typing import Any
+
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.framework.nominator import Nominator
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, ProfileError
+from kubesched.framework.schedule import SchedulingAlgorithm
+from kubesched.kube import Client, Informer
+from kubesched.kube.resources import NODES, PODS
+from kubesched.objects.node import Node
+from kubesched.objects.pod import Pod
+from kubesched.scheduler.backend.cache import Cache
+from kubesched.scheduler.backend.queue import SchedulingQueue
+from kubesched.scheduler.clusterclient import LiveClusterClient, pod_reference
+from kubesched.scheduler.eventhandlers import EventHandlers
+from kubesched.scheduler.listers import InformerClusterLister
+from kubesched.scheduler.schedule_one import schedule_one
+
+__all__ = ["Scheduler"]
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler:
+    """Schedules the pods of ``config``'s profiles on the cluster behind ``client``.
+
+    **columnar**: evaluate in-tree plugins over all nodes at once (numpy).
+    **rng**: the random source for ties (seed it for reproducible runs).
+    **sync_timeout**: seconds to wait for the informers' first lists.
+    """
+
+    def __init__(
+        self,
+        config: KubeSchedulerConfiguration,
+        registry: Registry,
+        client: Client,
+        *,
+        columnar: bool = True,
+        rng: random.Random | None = None,
+        sync_timeout: float = 60.0,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.sync_timeout = sync_timeout
+        self.cluster_client = LiveClusterClient(client)
+        self.lister = InformerClusterLister(client)
+        self.nominator = Nominator()
+        self.frameworks: dict[str, Framework] = {}
+        self.algorithms: dict[str, SchedulingAlgorithm] = {}
+        rng = rng or random.Random()
+        errors = []
+        for profile in config.profiles:
+            try:
+                fwk = Framework(
+                    profile,
+                    registry,
+                    cluster=self.lister,
+                    client=self.cluster_client,
+                    nominator=self.nominator,
+                    rng=rng,
+                )
+            except ProfileError as err:
+                errors.extend(err.errors)
+                continue
+            self.frameworks[profile.scheduler_name] = fwk
+            self.algorithms[profile.scheduler_name] = SchedulingAlgorithm(
+                fwk,
+                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+                columnar=columnar,
+            )
+        if errors:
+            raise ProfileError(errors)
+        self.cache = Cache(columnar=columnar)
+        self.queue = SchedulingQueue.from_config(config, self.frameworks)
+        # One nominator for the queue and the frameworks' handles (preemption reads the
+        # nominations the queue records).
+        self.queue.nominator = self.nominator
+        self.pod_informer: Informer[Pod] = Informer(client, PODS)
+        self.node_informer: Informer[Node] = Informer(client, NODES)
+        self.handlers = EventHandlers(self.cache, self.queue)
+        self.handlers.register(self.pod_informer, self.node_informer)
+        #: Pods bound by this scheduler since it started.
+        self.bound = 0
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+
+    @property
+    def informers(self) -> list[Informer[Any]]:
+        """Every informer; nodes first, so that the first pods find their nodes."""
+        return [self.node_informer, self.pod_informer, *self.lister.informers]
+
+    # --- running ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the informers and wait until each has applied its first list."""
+        for informer in self.informers:
+            informer.start()
+        await asyncio.wait_for(
+            asyncio.gather(*(i.has_synced.wait() for i in self.informers)), self.sync_timeout
+        )
+
+    async def run(self) -> None:
+        """Start, then schedule until :meth:`stop` (or cancellation); then clean up."""
+        try:
+            await self.start()
+            log.info(
+                "scheduling for %s on %d node(s)",
+                ", ".join(self.frameworks),
+                self.cache.node_count(),
+            )
+            while not self._stopping:
+                info = await self.queue.pop()
+                if info is None:
+                    break
+                await schedule_one(self, info)
+                # pop() does not yield when a pod is ready: let informers and binding
+                # tasks run between cycles.
+                await asyncio.sleep(0)
+        finally:
+            await self.shutdown()
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to end after the current cycle (safe from signal handlers)."""
+        self._stopping = True
+        self.queue.close()
+
+    async def shutdown(self) -> None:
+        """Let in-flight bindings and writes finish, then stop the informers."""
+        self.queue.close()
+        while self._tasks:
+            await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
+        await self.cluster_client.drain()
+        for informer in self.informers:
+            await informer.stop()
+
+    # --- helpers for the cycles -------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Run ``coro`` as a tracked background task (its failure is logged)."""
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("%s failed: %s", task.get_name(), task.exception())
+
+    def record_event(
+        self, pod: Pod, event_type: str, reason: str, action: str, message: str
+    ) -> None:
+        """Write a core/v1 Event about ``pod`` in the background, reported by its
+        profile (upstream's per-profile event recorder)."""
+        self.spawn(
+            self.client.create_event(
+                pod_reference(pod),
+                reason,
+                message,
+                event_type=event_type,
+                action=action,
+                component=pod.scheduler_name,
+            ),
+            f"event {reason} {pod.key}",
+        )
