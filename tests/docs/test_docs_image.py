@@ -14,8 +14,8 @@ Two things differ from the image, both because the test must work offline:
   venv does not have and cannot download. A pure-Python wheel is a zip of the package with
   its metadata; pip installs it exactly as it installs the one setuptools builds, entry
   point script included.
-* The runtime dependencies are not downloaded: a ``.pth`` file adds the test venv's
-  site-packages after the new venv's own, so the pinned versions already installed are
+* The runtime dependencies are not downloaded: their installed files are copied from the
+  test venv into the new venv's site-packages, so the pinned versions already installed are
   used. ``kubesched`` itself must come from the new venv, and the test checks that.
 """
 
@@ -27,15 +27,16 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import tomllib
 import zipfile
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -200,7 +201,7 @@ def installed(world_readable_dir: Path) -> Path:
             text=True,
         ).strip()
     )
-    (site / "zz_runtime_deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    _copy_runtime_deps(site)
     subprocess.run(["chmod", "-R", "a-w", str(venv)], check=True)
     return venv
 
@@ -214,6 +215,45 @@ def workdir(world_readable_dir: Path) -> Path:
         shutil.copy(EXAMPLES / name, work / name)
     subprocess.run(["chmod", "-R", "a-w", str(work)], check=True)
     return work
+
+
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _runtime_closure() -> list[metadata.Distribution]:
+    """kubesched's runtime dependencies and theirs, as installed in the test venv
+    (requirements behind an ``extra`` marker are left out, as pip leaves them out)."""
+    seen: dict[str, metadata.Distribution] = {}
+    todo = [r for r in metadata.requires("kubesched") or [] if "extra ==" not in r]
+    while todo:
+        match = _REQUIREMENT_NAME.match(todo.pop())
+        if match is None:
+            continue
+        name = match.group(1).lower().replace("_", "-")
+        if name in seen:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # an optional or platform-specific requirement not installed here
+        seen[name] = dist
+        todo += [r for r in dist.requires or [] if "extra ==" not in r]
+    return list(seen.values())
+
+
+def _copy_runtime_deps(site: Path) -> None:
+    """Put the pinned runtime dependencies into the new venv by copying their installed
+    files (no network, and nothing outside the venv that an unprivileged user could be
+    denied), as ``pip install`` of the wheel with its dependencies would have."""
+    for dist in _runtime_closure():
+        base = Path(str(dist.locate_file("")))
+        for file in dist.files or []:
+            source = base / file
+            target = (site / file).resolve()
+            if not source.is_file() or not target.is_relative_to(site.resolve()):
+                continue  # scripts and data outside site-packages are not needed here
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
 
 
 def _as_image_user(argv: list[str]) -> list[str]:
