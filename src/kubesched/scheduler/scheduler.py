@@ -89,10 +89,8 @@ class Scheduler:
         if errors:
             raise ProfileError(errors)
         self.cache = Cache(columnar=columnar)
-        self.queue = SchedulingQueue.from_config(config, self.frameworks)
-        # One nominator for the queue and the frameworks' handles (preemption reads the
-        # nominations the queue records).
-        self.queue.nominator = self.nominator
+        # One nominator for the queue and the frameworks' handles.
+        self.queue = SchedulingQueue.from_config(config, self.frameworks, nominator=self.nominator)
         self.pod_informer: Informer[Pod] = Informer(client, PODS)
         self.node_informer: Informer[Node] = Informer(client, NODES)
         self.handlers = EventHandlers(self.cache, self.queue)

@@ -45,6 +45,7 @@ class QueueCore:
         pod_max_in_unschedulable_seconds: float = DEFAULT_MAX_IN_UNSCHEDULABLE_SECONDS,
         pop_from_backoff_q: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        nominator: Nominator | None = None,
     ) -> None:
         if not frameworks:
             raise ValueError("a scheduling queue needs at least one profile")
@@ -56,7 +57,9 @@ class QueueCore:
         self.backoff = BackoffQueue(pod_initial_backoff_seconds, pod_max_backoff_seconds)
         self.unschedulable = UnschedulablePods()
         self.in_flight = InFlightPods()
-        self.nominator = Nominator()
+        # Shared with the profiles' handles when given: preemption reads the nominations
+        # the queue records.
+        self.nominator = nominator if nominator is not None else Nominator()
         self.scheduling_cycle = 0
         self.closed = False
         self._wakeup = asyncio.Event()
