@@ -51,8 +51,9 @@ def scheduler_config(path: str | None) -> KubeSchedulerConfiguration:
     return dataclasses.replace(config, profiles=(profile,))
 
 
-async def run(args: argparse.Namespace) -> None:
-    """Connect, schedule, and stop cleanly on SIGTERM / SIGINT."""
+async def run(args: argparse.Namespace) -> bool:
+    """Connect, schedule, and stop cleanly on SIGTERM / SIGINT; False when leadership
+    was lost (kube-scheduler exits with an error then, and so do we)."""
     config = scheduler_config(args.config)
     kubeconfig = args.kubeconfig or config.client_connection.kubeconfig or None
     connection = load_connection(kubeconfig, master=args.master)
@@ -67,6 +68,7 @@ async def run(args: argparse.Namespace) -> None:
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
+        return not scheduler.leadership_lost
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,11 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = logging.DEBUG if args.verbose > 1 else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        asyncio.run(run(args))
+        kept = asyncio.run(run(args))
     except (ConfigError, ProfileError, KubeError) as err:
         print(f"kubesched run: {err}", file=sys.stderr)
         return 1
     except TimeoutError:
         print("kubesched run: the informers did not sync in time", file=sys.stderr)
+        return 1
+    if not kept:
+        print("kubesched run: leader election lost", file=sys.stderr)
         return 1
     return 0

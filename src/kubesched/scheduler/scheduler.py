@@ -31,6 +31,7 @@ from kubesched.scheduler.backend.cache import Cache
 from kubesched.scheduler.backend.queue import SchedulingQueue
 from kubesched.scheduler.clusterclient import LiveClusterClient, pod_reference
 from kubesched.scheduler.eventhandlers import EventHandlers
+from kubesched.scheduler.leaderelection import LeaderElector
 from kubesched.scheduler.listers import InformerClusterLister
 from kubesched.scheduler.schedule_one import schedule_one
 
@@ -99,6 +100,16 @@ class Scheduler:
         self.bound = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopping = False
+        self._stop_event = asyncio.Event()
+        # Two replicas must never both bind: only the holder of the Lease schedules.
+        election = config.leader_election
+        self.elector: LeaderElector | None = (
+            LeaderElector(client, election, on_stopped_leading=self._leadership_ended)
+            if election.leader_elect
+            else None
+        )
+        #: Set when leadership was lost while running (the process should exit non-zero).
+        self.leadership_lost = False
 
     @property
     def informers(self) -> list[Informer[Any]]:
@@ -117,8 +128,13 @@ class Scheduler:
 
     async def run(self) -> None:
         """Start, then schedule until :meth:`stop` (or cancellation); then clean up."""
+        elector_task: asyncio.Task[None] | None = None
         try:
             await self.start()
+            if self.elector is not None:
+                elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
+                if not await self._wait_for_leadership():
+                    return
             log.info(
                 "scheduling for %s on %d node(s)",
                 ", ".join(self.frameworks),
@@ -134,10 +150,34 @@ class Scheduler:
                 await asyncio.sleep(0)
         finally:
             await self.shutdown()
+            # The lease is released only after in-flight bindings have finished.
+            if self.elector is not None and elector_task is not None:
+                self.elector.stop()
+                await asyncio.gather(elector_task, return_exceptions=True)
+
+    async def _wait_for_leadership(self) -> bool:
+        """Wait until this replica leads (True) or is asked to stop (False)."""
+        assert self.elector is not None
+        leading = asyncio.ensure_future(self.elector.leading.wait())
+        stopping = asyncio.ensure_future(self._stop_event.wait())
+        await asyncio.wait({leading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in (leading, stopping):
+            waiter.cancel()
+        return self.elector.leading.is_set() and not self._stopping
+
+    def _leadership_ended(self) -> None:
+        if self.elector is not None and self.elector.lost:
+            # Upstream exits at once when it loses the lease: bindings in flight may now
+            # race the new leader's, so they are cancelled rather than finished.
+            self.leadership_lost = True
+            for task in tuple(self._tasks):
+                task.cancel()
+        self.stop()
 
     def stop(self) -> None:
         """Ask :meth:`run` to end after the current cycle (safe from signal handlers)."""
         self._stopping = True
+        self._stop_event.set()
         self.queue.close()
 
     async def shutdown(self) -> None:
