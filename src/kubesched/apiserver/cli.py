@@ -1,8 +1,9 @@
 """``kubesched apiserver``: serve the embedded API server until SIGTERM or SIGINT.
 
-``main(argv)`` parses ``[--host H] [--port N] [--write-kubeconfig FILE] [--window N]``,
-writes the kubeconfig, prints where it listens, and returns 0 after a clean stop (2 for a
-bad command line, 1 when the port cannot be bound).
+``main(argv)`` parses ``[--host H] [--port N] [--write-kubeconfig FILE] [--window N]
+[--data FILE]``, writes the kubeconfig, prints where it listens, and returns 0 after a clean
+stop (2 for a bad command line, 1 when the port cannot be bound or the data file cannot be
+used).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from kubesched.apiserver.persist import StorageError
 from kubesched.apiserver.runner import new_store, start_site, write_kubeconfig
-from kubesched.apiserver.store import DEFAULT_WINDOW
+from kubesched.apiserver.store import DEFAULT_WINDOW, Store
 
 DEFAULT_PORT = 8080
 DEFAULT_KUBECONFIG = "kubesched.kubeconfig"
@@ -43,12 +45,30 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_WINDOW,
         help="past events kept per resource for watches to resume from",
     )
+    parser.add_argument(
+        "--data",
+        metavar="FILE",
+        default=None,
+        help="keep objects in this SQLite file (created if missing) instead of in memory "
+        "only; a restart keeps every object and resourceVersion",
+    )
     return parser
 
 
-async def serve(host: str, port: int, kubeconfig: str, window: int) -> None:
+async def serve(
+    host: str, port: int, kubeconfig: str, window: int, data: str | None = None
+) -> None:
     """Serve until SIGTERM/SIGINT; the kubeconfig is written once the port is bound."""
-    store = new_store(window)
+    store = new_store(window, data)
+    try:
+        await _serve_store(store, host, port, kubeconfig)
+    finally:
+        store.close()
+    if data is not None:
+        print(f"data kept in {data} (resourceVersion {store.resource_version})", flush=True)
+
+
+async def _serve_store(store: Store, host: str, port: int, kubeconfig: str) -> None:
     runner, url = await start_site(store, host, port, bookmark_interval=10.0)
     write_kubeconfig(kubeconfig, url)
     print(f"kubesched apiserver listening on {url}", flush=True)
@@ -70,7 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("kubesched apiserver: --window must be at least 1", file=sys.stderr)
         return 2
     try:
-        asyncio.run(serve(args.host, args.port, args.write_kubeconfig, args.window))
+        asyncio.run(serve(args.host, args.port, args.write_kubeconfig, args.window, args.data))
+    except StorageError as exc:
+        print(f"kubesched apiserver: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(
             f"kubesched apiserver: cannot listen on {args.host}:{args.port}: {exc.strerror}; "

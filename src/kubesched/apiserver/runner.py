@@ -17,6 +17,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kubesched.apiserver import errors
+from kubesched.apiserver.persist import SqliteStorage
 from kubesched.apiserver.priority import system_priority_classes
 from kubesched.apiserver.resources import NAMESPACES, PRIORITYCLASSES
 from kubesched.apiserver.server import make_app
@@ -26,19 +28,46 @@ from kubesched.apiserver.store import DEFAULT_WINDOW, Store
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
-def new_store(window: int = DEFAULT_WINDOW) -> Store:
+def new_store(window: int = DEFAULT_WINDOW, data: str | os.PathLike[str] | None = None) -> Store:
     """A store holding what a fresh cluster has: the system namespaces and the system
-    priority classes."""
+    priority classes.
+
+    **data**: an SQLite data file to keep the objects in (created if missing; what it holds
+    is loaded, and the system objects are created only where missing, as kube-apiserver's
+    bootstrap does). Raises :class:`~kubesched.apiserver.persist.StorageError` for a file
+    it cannot use.
+    """
     from kubesched.apiserver.admission import default_on_create
 
-    store = Store(window=window)
+    storage = SqliteStorage(data, window) if data is not None else None
+    try:
+        store = Store(window=window, storage=storage)
+    except BaseException:
+        if storage is not None:
+            storage.close()
+        raise
     for name in SYSTEM_NAMESPACES:
+        if storage is not None and _exists(store, NAMESPACES.key, "", name):
+            continue
         obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
         default_on_create(NAMESPACES, obj)
         store.create(NAMESPACES, obj)
     for pc in system_priority_classes():
+        if storage is not None and _exists(store, PRIORITYCLASSES.key, "", pc["metadata"]["name"]):
+            continue
         store.create(PRIORITYCLASSES, pc)
     return store
+
+
+def _exists(store: Store, key: tuple[str, str, str], namespace: str, name: str) -> bool:
+    res = store.resource(*key)
+    if res is None:
+        return False
+    try:
+        store.get(res, namespace, name)
+    except errors.ApiError:
+        return False
+    return True
 
 
 def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str | None = None) -> Path:
@@ -76,15 +105,19 @@ class ApiServerHandle:
     _loop: asyncio.AbstractEventLoop = field(repr=False)
     _runner: web.AppRunner = field(repr=False)
     _thread: threading.Thread = field(repr=False)
+    _owns_store: bool = field(default=False, repr=False)
 
     def stop(self) -> None:
-        """Close every connection and watch, and end the server's thread."""
+        """Close every connection and watch, and end the server's thread (and close the
+        data file of a store it opened itself)."""
         if not self._thread.is_alive():
             return
         future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
         future.result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> ApiServerHandle:
         return self
@@ -113,15 +146,20 @@ def start_apiserver(
     kubeconfig_path: str | os.PathLike[str] | None = None,
     store: Store | None = None,
     bookmark_interval: float = 10.0,
+    data: str | os.PathLike[str] | None = None,
 ) -> ApiServerHandle:
     """Start an API server in a background thread and return once it listens.
 
     **port**: 0 picks a free one. **kubeconfig_path**: where to write its kubeconfig
     (a temporary file by default). **store**: serve an existing store (default: a fresh
     one with the system namespaces). **bookmark_interval**: seconds between BOOKMARK
-    events on watches that allow them.
+    events on watches that allow them. **data**: keep the objects in this SQLite file
+    (see :func:`new_store`; not with **store**); the handle closes it on :meth:`stop`.
     """
-    store = store if store is not None else new_store()
+    if store is not None and data is not None:
+        raise ValueError("start_apiserver: give either store or data, not both")
+    owns = store is None
+    store = store if store is not None else new_store(data=data)
     loop = asyncio.new_event_loop()
     sites: list[tuple[web.AppRunner, str]] = []
     failures: list[BaseException] = []
@@ -144,6 +182,8 @@ def start_apiserver(
     started.wait()
     if failures:
         loop.close()
+        if owns:
+            store.close()
         raise RuntimeError(f"the API server could not start on {host}:{port}") from failures[0]
     runner, url = sites[0]
     if kubeconfig_path is None:
@@ -151,4 +191,4 @@ def start_apiserver(
         os.close(fd)
         kubeconfig_path = name
     path = write_kubeconfig(kubeconfig_path, url)
-    return ApiServerHandle(url, path, store, loop, runner, thread)
+    return ApiServerHandle(url, path, store, loop, runner, thread, owns)

@@ -9,7 +9,9 @@ from which watches resume. Deletion is immediate, or graceful (:meth:`Store.dele
 ``deletionTimestamp`` set, the object kept until its grace is over and its finalizers are
 gone, then removed by :meth:`Store.reap` or by the update that drops the last finalizer).
 Errors are :class:`~kubesched.apiserver.errors.ApiError` with
-kube-apiserver's Status bodies.
+kube-apiserver's Status bodies. With a :class:`~kubesched.apiserver.persist.SqliteStorage`
+every change is committed to its file under the lock, before memory changes, and the store
+starts from what the file holds (objects, resourceVersion, watch windows).
 
 The store is thread-safe (one lock). It takes ownership of the dicts it is given, and the
 objects it returns are shared with it: copy one (:func:`copy_object`) before changing it.
@@ -30,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.apiserver import errors
+from kubesched.apiserver.persist import SqliteStorage, StorageError
 from kubesched.apiserver.resources import BUILTIN, Resource
 from kubesched.apiserver.selectors import (
     matcher,
@@ -112,6 +115,7 @@ class Store:
         resources: tuple[Resource, ...] = BUILTIN,
         window: int = DEFAULT_WINDOW,
         clock: Callable[[], str] = now_rfc3339,
+        storage: SqliteStorage | None = None,
     ) -> None:
         self._lock = threading.RLock()
         self._resources = {r.key: r for r in resources}
@@ -126,6 +130,33 @@ class Store:
         self._deleting: set[tuple[tuple[str, str, str], str, str]] = set()
         # A watcher further behind than the window could not resume anyway.
         self._max_pending = max(window, 1024)
+        self._storage = storage
+        if storage is not None:
+            self._load(storage)
+
+    def _load(self, storage: SqliteStorage) -> None:
+        snap = storage.load(self._resources)
+        self._rv = snap.resource_version
+        for key, objects in snap.objects.items():
+            self._objects[key] = objects
+            for ns, name in objects:
+                if objects[(ns, name)]["metadata"].get("deletionTimestamp"):
+                    self._deleting.add((key, ns, name))
+        for key, log in self._logs.items():
+            log.floor = snap.floors.get(key, 0)
+            for change in snap.changes.get(key, ()):
+                log.append(change)
+
+    @property
+    def storage(self) -> SqliteStorage | None:
+        """The data file this store writes through to, if any."""
+        return self._storage
+
+    def close(self) -> None:
+        """Close the data file, if any (the store must not be written afterwards)."""
+        if self._storage is not None:
+            with self._lock:
+                self._storage.close()
 
     # -- lookup -------------------------------------------------------------------------
 
@@ -214,6 +245,22 @@ class Store:
         self._rv += 1
         return self._rv
 
+    def _commit(self, res: Resource, name: str, change: Change) -> None:
+        """Apply ``change`` (its version just taken by :meth:`_next_rv`): to the data file
+        first, then in memory, then to the event log and watchers. Called under the lock."""
+        if self._storage is not None:
+            try:
+                self._storage.write(res.key, name, change)
+            except StorageError as exc:
+                self._rv -= 1  # nobody saw it: the next write takes it again
+                raise _storage_failure(str(exc)) from None
+        objects = self._objects[res.key]
+        if change.type == "DELETED":
+            objects.pop((change.namespace, name), None)
+        else:
+            objects[(change.namespace, name)] = change.object
+        self._record(res, change)
+
     def _record(self, res: Resource, change: Change) -> None:
         self._logs[res.key].append(change)
         for watcher in self._watchers[res.key]:
@@ -265,8 +312,7 @@ class Store:
             meta["generation"] = 1
             for system in ("deletionTimestamp", "deletionGracePeriodSeconds"):
                 meta.pop(system, None)
-            objects[(ns, name)] = obj
-            self._record(res, Change(rv, "ADDED", ns, obj, None))
+            self._commit(res, name, Change(rv, "ADDED", ns, obj, None))
         return obj
 
     def update(
@@ -344,8 +390,7 @@ class Store:
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
         rv = self._next_rv()
         meta["resourceVersion"] = str(rv)
-        self._objects[res.key][(ns, name)] = obj
-        self._record(res, Change(rv, "MODIFIED", ns, obj, old))
+        self._commit(res, name, Change(rv, "MODIFIED", ns, obj, old))
         return obj
 
     def guaranteed_update(
@@ -390,12 +435,12 @@ class Store:
             )
 
     def _remove(self, res: Resource, ns: str, old: Object) -> Object:
-        del self._objects[res.key][(ns, old["metadata"]["name"])]
-        self._deleting.discard((res.key, ns, old["metadata"]["name"]))
+        name = old["metadata"]["name"]
         rv = self._next_rv()
         gone = dict(old)
         gone["metadata"] = dict(old["metadata"], resourceVersion=str(rv))
-        self._record(res, Change(rv, "DELETED", ns, gone, old))
+        self._commit(res, name, Change(rv, "DELETED", ns, gone, old))
+        self._deleting.discard((res.key, ns, name))
         return gone
 
     def delete(
@@ -459,9 +504,8 @@ class Store:
             meta["deletionGracePeriodSeconds"] = grace
             rv = self._next_rv()
             meta["resourceVersion"] = str(rv)
-            self._objects[res.key][(ns, name)] = new
+            self._commit(res, name, Change(rv, "MODIFIED", ns, new, old))
             self._deleting.add((res.key, ns, name))
-            self._record(res, Change(rv, "MODIFIED", ns, new, old))
             return new, False
 
     def reap(self, now: datetime | None = None) -> builtins.list[Object]:
@@ -536,6 +580,21 @@ class Store:
         """How many watches are open on ``res``."""
         with self._lock:
             return len(self._watchers[res.key])
+
+
+def _storage_failure(cause: str) -> errors.ApiError:
+    """500 InternalError as kube-apiserver answers when etcd refuses a write."""
+    status: errors.Status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f"Internal error occurred: {cause}",
+        "reason": "InternalError",
+        "code": 500,
+        "details": {"causes": [{"message": cause}]},
+    }
+    return errors.ApiError(status)
 
 
 def parse_resource_version(text: str | None) -> int:
