@@ -167,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             str(kubeconfig),
             "--window",
             window,
+            # No kubelets, as in scheduler_perf: the node agent would add a pod watcher.
+            "--no-agent",
         ],
         stdout=subprocess.PIPE,
         text=True,

@@ -1,9 +1,10 @@
 """``kubesched apiserver``: serve the embedded API server until SIGTERM or SIGINT.
 
 ``main(argv)`` parses ``[--host H] [--port N] [--write-kubeconfig FILE] [--window N]
-[--data FILE]``, writes the kubeconfig, prints where it listens, and returns 0 after a clean
-stop (2 for a bad command line, 1 when the port cannot be bound or the data file cannot be
-used).
+[--data FILE] [--nodes N] [--node-template FILE] [--no-agent] [--run-delay SECONDS]``,
+creates the simulated nodes, writes the kubeconfig, prints where it listens, and returns 0
+after a clean stop (2 for a bad command line, 1 when the port cannot be bound, the data
+file cannot be used or the node template is unusable).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from kubesched.apiserver.agent import DEFAULT_RUN_DELAY, NodeAgent
+from kubesched.apiserver.nodes import NodeTemplateError
 from kubesched.apiserver.persist import StorageError
-from kubesched.apiserver.runner import new_store, start_site, write_kubeconfig
+from kubesched.apiserver.runner import add_nodes, new_store, start_site, write_kubeconfig
 from kubesched.apiserver.store import DEFAULT_WINDOW, Store
 
 DEFAULT_PORT = 8080
@@ -52,24 +55,69 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep objects in this SQLite file (created if missing) instead of in memory "
         "only; a restart keeps every object and resourceVersion",
     )
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="create N simulated Ready nodes (node-0, ...; with --node-template: copies of it)",
+    )
+    parser.add_argument(
+        "--node-template",
+        metavar="FILE",
+        default=None,
+        help="YAML Node manifest to copy for the simulated nodes; its name is the prefix "
+        "of theirs (one node unless --nodes says how many)",
+    )
+    parser.add_argument(
+        "--no-agent",
+        dest="agent",
+        action="store_false",
+        help="do not run the node agent (bound pods stay Pending; graceful deletions wait "
+        "for their whole grace period), as for benchmarks",
+    )
+    parser.add_argument(
+        "--run-delay",
+        type=float,
+        default=DEFAULT_RUN_DELAY,
+        metavar="SECONDS",
+        help=f"seconds before the node agent marks a bound pod Running "
+        f"(default {DEFAULT_RUN_DELAY})",
+    )
     return parser
 
 
 async def serve(
-    host: str, port: int, kubeconfig: str, window: int, data: str | None = None
+    host: str,
+    port: int,
+    kubeconfig: str,
+    window: int,
+    data: str | None = None,
+    nodes: int = 0,
+    node_template: str | None = None,
+    agent: bool = True,
+    run_delay: float = DEFAULT_RUN_DELAY,
 ) -> None:
     """Serve until SIGTERM/SIGINT; the kubeconfig is written once the port is bound."""
     store = new_store(window, data)
     try:
-        await _serve_store(store, host, port, kubeconfig)
+        created = add_nodes(store, nodes, node_template)
+        if created:
+            print(f"{created} simulated nodes created", flush=True)
+        node_agent = NodeAgent(store, run_delay) if agent else None
+        await _serve_store(store, host, port, kubeconfig, node_agent)
     finally:
         store.close()
     if data is not None:
         print(f"data kept in {data} (resourceVersion {store.resource_version})", flush=True)
 
 
-async def _serve_store(store: Store, host: str, port: int, kubeconfig: str) -> None:
+async def _serve_store(
+    store: Store, host: str, port: int, kubeconfig: str, agent: NodeAgent | None = None
+) -> None:
     runner, url = await start_site(store, host, port, bookmark_interval=10.0)
+    if agent is not None:
+        agent.start()
     write_kubeconfig(kubeconfig, url)
     print(f"kubesched apiserver listening on {url}", flush=True)
     print(f"kubeconfig written to {kubeconfig}: kubectl --kubeconfig {kubeconfig} get nodes")
@@ -80,6 +128,8 @@ async def _serve_store(store: Store, host: str, port: int, kubeconfig: str) -> N
     try:
         await stop.wait()
     finally:
+        if agent is not None:
+            await agent.stop()
         await runner.cleanup()
 
 
@@ -89,9 +139,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.window < 1:
         print("kubesched apiserver: --window must be at least 1", file=sys.stderr)
         return 2
+    if args.nodes < 0 or args.run_delay < 0:
+        print("kubesched apiserver: --nodes and --run-delay must not be negative", file=sys.stderr)
+        return 2
     try:
-        asyncio.run(serve(args.host, args.port, args.write_kubeconfig, args.window, args.data))
-    except StorageError as exc:
+        asyncio.run(
+            serve(
+                args.host,
+                args.port,
+                args.write_kubeconfig,
+                args.window,
+                args.data,
+                args.nodes,
+                args.node_template,
+                args.agent,
+                args.run_delay,
+            )
+        )
+    except (StorageError, NodeTemplateError, ValueError) as exc:
         print(f"kubesched apiserver: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -18,6 +18,8 @@ from pathlib import Path
 from aiohttp import web
 
 from kubesched.apiserver import errors
+from kubesched.apiserver.agent import DEFAULT_LEASE_INTERVAL, DEFAULT_RUN_DELAY, NodeAgent
+from kubesched.apiserver.nodes import create_nodes, load_template, make_nodes
 from kubesched.apiserver.persist import SqliteStorage
 from kubesched.apiserver.priority import system_priority_classes
 from kubesched.apiserver.resources import NAMESPACES, PRIORITYCLASSES
@@ -106,12 +108,16 @@ class ApiServerHandle:
     _runner: web.AppRunner = field(repr=False)
     _thread: threading.Thread = field(repr=False)
     _owns_store: bool = field(default=False, repr=False)
+    #: The node agent running in the server's loop (None with ``agent=False``).
+    agent: NodeAgent | None = field(default=None, repr=False)
 
     def stop(self) -> None:
         """Close every connection and watch, and end the server's thread (and close the
         data file of a store it opened itself)."""
         if not self._thread.is_alive():
             return
+        if self.agent is not None:
+            asyncio.run_coroutine_threadsafe(self.agent.stop(), self._loop).result(timeout=10)
         future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
         future.result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -140,6 +146,19 @@ async def start_site(
     return runner, f"http://{host}:{bound_port}"
 
 
+def add_nodes(
+    store: Store, nodes: int = 0, node_template: str | os.PathLike[str] | None = None
+) -> int:
+    """Create ``nodes`` simulated nodes (:mod:`kubesched.apiserver.nodes`) from
+    ``node_template`` (a YAML Node manifest whose name is the prefix; default template
+    when None); a template with ``nodes == 0`` makes one node. Nodes that exist are kept.
+    Returns how many were created. Raises
+    :class:`~kubesched.apiserver.nodes.NodeTemplateError` for an unusable template."""
+    template = load_template(node_template) if node_template is not None else None
+    count = nodes if nodes or template is None else 1
+    return len(create_nodes(store, make_nodes(count, template)))
+
+
 def start_apiserver(
     port: int = 0,
     host: str = "127.0.0.1",
@@ -147,6 +166,11 @@ def start_apiserver(
     store: Store | None = None,
     bookmark_interval: float = 10.0,
     data: str | os.PathLike[str] | None = None,
+    nodes: int = 0,
+    node_template: str | os.PathLike[str] | None = None,
+    agent: bool = True,
+    run_delay: float = DEFAULT_RUN_DELAY,
+    lease_interval: float = DEFAULT_LEASE_INTERVAL,
 ) -> ApiServerHandle:
     """Start an API server in a background thread and return once it listens.
 
@@ -155,11 +179,22 @@ def start_apiserver(
     one with the system namespaces). **bookmark_interval**: seconds between BOOKMARK
     events on watches that allow them. **data**: keep the objects in this SQLite file
     (see :func:`new_store`; not with **store**); the handle closes it on :meth:`stop`.
+    **nodes**, **node_template**: simulated nodes to create (see :func:`add_nodes`).
+    **agent**: run the node agent (:mod:`kubesched.apiserver.agent`) for simulated nodes;
+    **run_delay**: seconds before it marks a bound pod Running; **lease_interval**:
+    seconds between node lease renewals.
     """
     if store is not None and data is not None:
         raise ValueError("start_apiserver: give either store or data, not both")
     owns = store is None
     store = store if store is not None else new_store(data=data)
+    try:
+        add_nodes(store, nodes, node_template)
+    except BaseException:
+        if owns:
+            store.close()
+        raise
+    node_agent = NodeAgent(store, run_delay, lease_interval=lease_interval) if agent else None
     loop = asyncio.new_event_loop()
     sites: list[tuple[web.AppRunner, str]] = []
     failures: list[BaseException] = []
@@ -169,6 +204,8 @@ def start_apiserver(
         asyncio.set_event_loop(loop)
         try:
             sites.append(loop.run_until_complete(start_site(store, host, port, bookmark_interval)))
+            if node_agent is not None:
+                loop.run_until_complete(_start_agent(node_agent))
         except BaseException as exc:  # reported to the caller below
             failures.append(exc)
             started.set()
@@ -191,4 +228,8 @@ def start_apiserver(
         os.close(fd)
         kubeconfig_path = name
     path = write_kubeconfig(kubeconfig_path, url)
-    return ApiServerHandle(url, path, store, loop, runner, thread, owns)
+    return ApiServerHandle(url, path, store, loop, runner, thread, owns, node_agent)
+
+
+async def _start_agent(agent: NodeAgent) -> None:
+    agent.start()
