@@ -52,7 +52,16 @@ def test_run_binds_pods_of_profile_kubesched_and_exits_0_on_sigterm(tmp_path):
 
         asyncio.run(create())
         proc = subprocess.Popen(
-            [sys.executable, "-c", PROGRAM, "--kubeconfig", str(server.kubeconfig_path)],
+            # --secure-port 0: no endpoints, so parallel runs cannot collide on 10259.
+            [
+                sys.executable,
+                "-c",
+                PROGRAM,
+                "--kubeconfig",
+                str(server.kubeconfig_path),
+                "--secure-port",
+                "0",
+            ],
             stderr=subprocess.PIPE,
             text=True,
         )

@@ -4,13 +4,16 @@
 with the configuration's clientConnection QPS and burst, and schedules until SIGTERM or
 SIGINT; in-flight bindings finish before it exits. Without ``--config`` it runs one
 default profile named ``kubesched``, so that it never takes kube-scheduler's pods by
-accident. This slice has no leader election, metrics or health endpoints.
+accident. ``/healthz``, ``/readyz`` and ``/metrics`` are served on
+``--bind-address``:``--secure-port`` (default 0.0.0.0:10259, kube-scheduler's port number,
+but plain HTTP without authentication; ``--secure-port 0`` turns them off, as upstream).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import signal
@@ -22,6 +25,12 @@ from kubesched.framework.runtime import ProfileError
 from kubesched.kube import Client, KubeError
 from kubesched.kube import load_config as load_connection
 from kubesched.plugins.registry import in_tree_registry
+from kubesched.scheduler.endpoints import (
+    DEFAULT_BIND_ADDRESS,
+    DEFAULT_PORT,
+    Endpoints,
+    EndpointsError,
+)
 from kubesched.scheduler.scheduler import Scheduler
 
 __all__ = ["DEFAULT_PROFILE_NAME", "build_parser", "main", "run"]
@@ -38,6 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", help="a KubeSchedulerConfiguration file")
     parser.add_argument("--kubeconfig", help="the kubeconfig to connect with")
     parser.add_argument("--master", help="the API server URL (overrides the kubeconfig)")
+    parser.add_argument(
+        "--secure-port",
+        "--metrics-port",
+        dest="secure_port",
+        type=int,
+        default=DEFAULT_PORT,
+        help="port of /healthz, /readyz and /metrics (plain HTTP; 0 disables; "
+        f"default {DEFAULT_PORT})",
+    )
+    parser.add_argument(
+        "--bind-address",
+        default=DEFAULT_BIND_ADDRESS,
+        help=f"address to serve /healthz, /readyz and /metrics on (default {DEFAULT_BIND_ADDRESS})",
+    )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logs")
     return parser
 
@@ -60,14 +83,19 @@ async def run(args: argparse.Namespace) -> bool:
     qps, burst = config.client_connection.qps, config.client_connection.burst
     async with Client(connection, qps=qps, burst=burst) as client:
         scheduler = Scheduler(config, in_tree_registry(), client)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, scheduler.stop)
-        try:
-            await scheduler.run()
-        finally:
+        port, host = args.secure_port, args.bind_address
+        async with contextlib.AsyncExitStack() as stack:
+            if port:
+                # A port already taken is fatal, as for kube-scheduler (EndpointsError).
+                await stack.enter_async_context(Endpoints(scheduler, host, port))
+            loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
+                loop.add_signal_handler(sig, scheduler.stop)
+            try:
+                await scheduler.run()
+            finally:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(sig)
         return not scheduler.leadership_lost
 
 
@@ -83,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except TimeoutError:
         print("kubesched run: the informers did not sync in time", file=sys.stderr)
+        return 1
+    except EndpointsError as err:
+        print(f"kubesched run: /healthz, /readyz, /metrics: {err}", file=sys.stderr)
         return 1
     if not kept:
         print("kubesched run: leader election lost", file=sys.stderr)

@@ -10,6 +10,13 @@ deletions). A FitError runs PostFilter (preemption) and reports the failure; any
 failure requeues the pod through ``add_unschedulable_if_not_present`` and tells the
 user: a ``FailedScheduling`` event and the pod's PodScheduled=False condition.
 
+Metrics (``scheduler/metrics.py``): every attempt counts in
+``scheduler_schedule_attempts_total`` / ``scheduler_scheduling_attempt_duration_seconds``
+(``scheduled`` after Bind, timed from the cycle's start as upstream; ``unschedulable``
+for rejections; ``error`` otherwise); a bound pod adds its SLI duration and attempts;
+the extension points run here (PostFilter, Reserve, Unreserve, Permit, PreBind, Bind,
+PostBind) are timed in ``scheduler_framework_extension_point_duration_seconds``.
+
 Deviation: Permit's Wait is not supported yet (no waiting-pods map in the framework);
 a pod a Permit plugin holds is treated as rejected by that plugin.
 """
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -28,6 +36,7 @@ from kubesched.framework.schedule import FitError, SchedulingError
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.cache import CacheError
+from kubesched.scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, attempts_label
 
 if TYPE_CHECKING:
     from kubesched.scheduler.scheduler import Scheduler
@@ -55,74 +64,103 @@ async def schedule_one(sched: Scheduler, info: QueuedPodInfo) -> None:
         # Not ours, being deleted, or already assumed/bound (upstream skipPodSchedule).
         sched.queue.done(pod)
         return
+    start = time.perf_counter()
     fwk.set_snapshot(sched.cache.snapshot())
     state = CycleState()
     try:
         result = sched.algorithms[pod.scheduler_name].schedule_pod(state, pod)
     except FitError as fit:
-        await _handle_fit_error(sched, fwk, state, info, fit)
+        await _handle_fit_error(sched, fwk, state, info, fit, start)
         return
     except SchedulingError as err:
-        await handle_failure(sched, info, err.status, REASON_SCHEDULER_ERROR)
+        await handle_failure(sched, info, err.status, REASON_SCHEDULER_ERROR, started=start)
         return
     except Exception as err:  # a plugin bug must not stop the scheduler
         log.exception("scheduling pod %s failed", pod.key)
-        await handle_failure(sched, info, Status.error(str(err)), REASON_SCHEDULER_ERROR)
+        status = Status.error(str(err))
+        await handle_failure(sched, info, status, REASON_SCHEDULER_ERROR, started=start)
         return
+    sched.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - start)
 
     host = result.suggested_host
     assumed = pod.evolve(node_name=host)
     try:
         sched.cache.assume_pod(assumed)
     except CacheError as err:
-        await handle_failure(sched, info, Status.error(str(err)), REASON_SCHEDULER_ERROR)
+        status = Status.error(str(err))
+        await handle_failure(sched, info, status, REASON_SCHEDULER_ERROR, started=start)
         return
     sched.nominator.delete_nominated_pod(pod)
+    profile = fwk.profile_name
+    t0 = time.perf_counter()
     failure = fwk.run_reserve_plugins_reserve(state, assumed, host)
+    t1 = time.perf_counter()
+    sched.metrics.extension_point("Reserve", failure, profile, t1 - t0)
     if failure is None:
         failure, _ = fwk.run_permit_plugins(state, assumed, host)
+        sched.metrics.extension_point("Permit", failure, profile, time.perf_counter() - t1)
         if failure is not None and failure.code is Code.WAIT:
             failure = Status(Code.UNSCHEDULABLE, ("Permit plugins asked to wait; not supported",))
     if failure is not None:
-        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        _unreserve(sched, fwk, state, assumed)
         _forget(sched, assumed)
         reason = REASON_UNSCHEDULABLE if failure.is_rejected() else REASON_SCHEDULER_ERROR
-        await handle_failure(sched, info, failure, reason)
+        await handle_failure(sched, info, failure, reason, started=start)
         return
-    sched.spawn(binding_cycle(sched, fwk, state, info, assumed), f"bind {pod.key}")
+    sched.spawn(binding_cycle(sched, fwk, state, info, assumed, start), f"bind {pod.key}")
 
 
 async def binding_cycle(
-    sched: Scheduler, fwk: Framework, state: CycleState, info: QueuedPodInfo, assumed: Pod
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    info: QueuedPodInfo,
+    assumed: Pod,
+    started: float | None = None,
 ) -> None:
-    """PreBind, Bind, PostBind for an assumed pod; on failure Unreserve, forget, requeue."""
+    """PreBind, Bind, PostBind for an assumed pod; on failure Unreserve, forget, requeue.
+    ``started``: the scheduling cycle's ``perf_counter`` start, for the attempt metrics."""
     host = assumed.node_name
     writer = sched.cluster_client
+    profile = fwk.profile_name
     try:
+        t0 = time.perf_counter()
         with writer.collect() as pending:
             status = fwk.run_pre_bind_plugins(state, assumed, host)
         failed = await writer.flush(pending)
+        pre_bind = status if status is not None or not failed else Status.error("write failed")
+        sched.metrics.extension_point("PreBind", pre_bind, profile, time.perf_counter() - t0)
         if status is None and not failed:
+            t0 = time.perf_counter()
             with writer.collect() as pending:
                 status = fwk.run_bind_plugins(state, assumed, host)
             failed = await writer.flush(pending)
+            bind = status if status is not None or not failed else Status.error("write failed")
+            sched.metrics.extension_point("Bind", bind, profile, time.perf_counter() - t0)
         if status is None and failed:
             status = Status.error("; ".join(failed))
     except Exception as err:  # a plugin bug is a binding failure, not a crash
         log.exception("binding pod %s failed", assumed.key)
         status = Status.error(str(err) or type(err).__name__)
     if status is not None:
-        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        _unreserve(sched, fwk, state, assumed)
         _forget(sched, assumed)
         message = f"Binding rejected: {status.message}"
         await handle_failure(
-            sched, info, Status(status.code, (message,), status.plugin), REASON_SCHEDULER_ERROR
+            sched,
+            info,
+            Status(status.code, (message,), status.plugin),
+            REASON_SCHEDULER_ERROR,
+            started=started,
         )
         return
     sched.cache.finish_binding(assumed)
+    t0 = time.perf_counter()
     fwk.run_post_bind_plugins(state, assumed, host)
+    sched.metrics.extension_point("PostBind", None, profile, time.perf_counter() - t0)
     sched.queue.done(info.pod)
     sched.bound += 1
+    _record_scheduled(sched, info, profile, started)
     sched.record_event(
         assumed,
         "Normal",
@@ -133,18 +171,28 @@ async def binding_cycle(
 
 
 async def _handle_fit_error(
-    sched: Scheduler, fwk: Framework, state: CycleState, info: QueuedPodInfo, fit: FitError
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    info: QueuedPodInfo,
+    fit: FitError,
+    started: float | None = None,
 ) -> None:
     """Preempt if a PostFilter plugin can; then report the pod unschedulable."""
     pod = info.pod
     nominated: str | None = None
     if fwk.has_post_filter_plugins():
         writer = sched.cluster_client
+        sched.metrics.preemption_attempts.inc()
+        t0 = time.perf_counter()
         with writer.collect() as pending:
             result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
         # Await the deletions: the victims must be on their way out before the pod is
         # requeued, and a failed deletion must not leave a nomination behind.
         failed = await writer.flush(pending)
+        sched.metrics.extension_point(
+            "PostFilter", status, fwk.profile_name, time.perf_counter() - t0
+        )
         fit.diagnosis.post_filter_msg = status.message if status is not None else ""
         if failed:
             log.warning("preemption for pod %s failed: %s", pod.key, "; ".join(failed))
@@ -153,7 +201,9 @@ async def _handle_fit_error(
     info.unschedulable_plugins = frozenset(fit.diagnosis.unschedulable_plugins)
     info.pending_plugins = frozenset(fit.diagnosis.pending_plugins)
     failure = Status(Code.UNSCHEDULABLE, (str(fit),))
-    await handle_failure(sched, info, failure, REASON_UNSCHEDULABLE, nominated, keep=True)
+    await handle_failure(
+        sched, info, failure, REASON_UNSCHEDULABLE, nominated, keep=True, started=started
+    )
 
 
 async def handle_failure(
@@ -164,11 +214,17 @@ async def handle_failure(
     nominated: str | None = None,
     *,
     keep: bool = False,
+    started: float | None = None,
 ) -> None:
     """Requeue the pod, then write the FailedScheduling event and PodScheduled=False
     (with ``status.nominatedNodeName`` when preemption changed it), as upstream's
-    ``handleSchedulingFailure``. ``keep``: ``info``'s rejecting plugins are already set."""
+    ``handleSchedulingFailure``. ``keep``: ``info``'s rejecting plugins are already set.
+    ``started``: the cycle's ``perf_counter`` start; given, the attempt is counted
+    (``unschedulable`` when rejected, else ``error``)."""
     pod = info.pod
+    if started is not None:
+        result = UNSCHEDULABLE if status.is_rejected() else ERROR
+        sched.metrics.attempt(result, pod.scheduler_name, time.perf_counter() - started)
     if not keep:
         plugin = status.plugin if status.is_rejected() else ""
         info.unschedulable_plugins = frozenset({plugin} - {""})
@@ -198,6 +254,25 @@ async def handle_failure(
         sched.client.patch_pod_status(pod.namespace, pod.name, {"status": body}),
         f"status {pod.key}",
     )
+
+
+def _record_scheduled(
+    sched: Scheduler, info: QueuedPodInfo, profile: str, started: float | None
+) -> None:
+    """Upstream's metrics of a bound pod: the attempt, its SLI latency and attempts."""
+    metrics = sched.metrics
+    if started is not None:
+        metrics.attempt(SCHEDULED, profile, time.perf_counter() - started)
+    metrics.pod_scheduling_attempts.observe(info.attempts)
+    if info.initial_attempt_timestamp is not None:
+        since = max(0.0, sched.queue.clock() - info.initial_attempt_timestamp)
+        metrics.pod_scheduling_sli_duration.observe(since, attempts_label(info.attempts))
+
+
+def _unreserve(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod) -> None:
+    t0 = time.perf_counter()
+    fwk.run_reserve_plugins_unreserve(state, assumed, assumed.node_name)
+    sched.metrics.extension_point("Unreserve", None, fwk.profile_name, time.perf_counter() - t0)
 
 
 def _forget(sched: Scheduler, assumed: Pod) -> None:

@@ -6,8 +6,10 @@ Data flow (ARCHITECTURE.md, "Data flow in the live scheduler")::
     API server ─watch─► informers ─► EventHandlers ─► Cache / SchedulingQueue
     loop: pop ─► schedule_one (serial) ─► binding task (concurrent)
 
-Not in this slice: leader election, metrics, health endpoints, assumed-pod expiry
-(upstream's TTL is 0 anyway) and Permit's Wait.
+Metrics are recorded in :attr:`Scheduler.metrics` (``scheduler/metrics.py``); the health
+and metrics endpoints (``scheduler/endpoints.py``) read :attr:`Scheduler.alive` and
+:attr:`Scheduler.synced`. Not in this slice: assumed-pod expiry (upstream's TTL is 0
+anyway) and Permit's Wait.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from kubesched.scheduler.clusterclient import LiveClusterClient, pod_reference
 from kubesched.scheduler.eventhandlers import EventHandlers
 from kubesched.scheduler.leaderelection import LeaderElector
 from kubesched.scheduler.listers import InformerClusterLister
+from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.schedule_one import schedule_one
 
 __all__ = ["Scheduler"]
@@ -94,6 +97,12 @@ class Scheduler:
         self.queue = SchedulingQueue.from_config(config, self.frameworks, nominator=self.nominator)
         self.pod_informer: Informer[Pod] = Informer(client, PODS)
         self.node_informer: Informer[Node] = Informer(client, NODES)
+        #: Upstream's scheduler metrics; pending pods are read from the queue when scraped.
+        self.metrics = SchedulerMetrics(self.queue.counts)
+        #: True while :meth:`run` runs (``/healthz``); ``synced`` once informers have
+        #: listed (``/readyz``).
+        self.alive = False
+        self.synced = False
         self.handlers = EventHandlers(self.cache, self.queue)
         self.handlers.register(self.pod_informer, self.node_informer)
         #: Pods bound by this scheduler since it started.
@@ -125,10 +134,12 @@ class Scheduler:
         await asyncio.wait_for(
             asyncio.gather(*(i.has_synced.wait() for i in self.informers)), self.sync_timeout
         )
+        self.synced = True
 
     async def run(self) -> None:
         """Start, then schedule until :meth:`stop` (or cancellation); then clean up."""
         elector_task: asyncio.Task[None] | None = None
+        self.alive = True
         try:
             await self.start()
             if self.elector is not None:
@@ -149,6 +160,7 @@ class Scheduler:
                 # tasks run between cycles.
                 await asyncio.sleep(0)
         finally:
+            self.alive = False
             await self.shutdown()
             # The lease is released only after in-flight bindings have finished.
             if self.elector is not None and elector_task is not None:
