@@ -93,17 +93,19 @@ def resource_list(
             entry["categories"] = list(r.categories)
         entries.append(entry)
         for sub in r.subresources:
-            verbs = ["create"] if sub == "binding" else ["get", "patch", "update"]
-            kind = "Binding" if sub == "binding" else r.kind
-            entries.append(
-                {
-                    "name": f"{r.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": r.namespaced,
-                    "kind": kind,
-                    "verbs": verbs,
-                }
-            )
+            entry = {
+                "name": f"{r.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": ["get", "patch", "update"],
+            }
+            if sub == "binding":
+                entry.update(kind="Binding", verbs=["create"])
+            elif sub == "eviction":
+                # As kube-apiserver lists it; `kubectl drain` looks for exactly this.
+                entry.update(kind="Eviction", group="policy", version="v1", verbs=["create"])
+            entries.append(entry)
     group_version = f"{group_name}/{version}" if group_name else version
     return {
         "kind": "APIResourceList",

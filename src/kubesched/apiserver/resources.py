@@ -105,7 +105,7 @@ PODS = Resource(
     True,
     "pod",
     ("po",),
-    ("status", "binding"),
+    ("status", "binding", "eviction"),
     fields=(
         "spec.nodeName",
         "spec.restartPolicy",

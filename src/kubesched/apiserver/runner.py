@@ -133,11 +133,12 @@ class ApiServerHandle:
 
 
 async def start_site(
-    store: Store, host: str, port: int, bookmark_interval: float
+    store: Store, host: str, port: int, bookmark_interval: float, disruption: bool = True
 ) -> tuple[web.AppRunner, str]:
-    """Start serving ``store`` on host:port in the running loop; return the runner and URL."""
+    """Start serving ``store`` on host:port in the running loop; return the runner and URL.
+    ``disruption``: run the disruption controller (PodDisruptionBudget status)."""
     runner = web.AppRunner(
-        make_app(store, bookmark_interval), access_log=None, shutdown_timeout=2.0
+        make_app(store, bookmark_interval, disruption), access_log=None, shutdown_timeout=2.0
     )
     await runner.setup()
     site = web.TCPSite(runner, host, port)
@@ -171,6 +172,7 @@ def start_apiserver(
     agent: bool = True,
     run_delay: float = DEFAULT_RUN_DELAY,
     lease_interval: float = DEFAULT_LEASE_INTERVAL,
+    disruption: bool | None = None,
 ) -> ApiServerHandle:
     """Start an API server in a background thread and return once it listens.
 
@@ -182,7 +184,10 @@ def start_apiserver(
     **nodes**, **node_template**: simulated nodes to create (see :func:`add_nodes`).
     **agent**: run the node agent (:mod:`kubesched.apiserver.agent`) for simulated nodes;
     **run_delay**: seconds before it marks a bound pod Running; **lease_interval**:
-    seconds between node lease renewals.
+    seconds between node lease renewals. **disruption**: run the disruption controller
+    (:mod:`kubesched.apiserver.disruption`: PodDisruptionBudget status); by default it
+    runs when the node agent does and has simulated nodes to run (``nodes`` or
+    ``node_template``), so that a bare server keeps whatever PDB status a client writes.
     """
     if store is not None and data is not None:
         raise ValueError("start_apiserver: give either store or data, not both")
@@ -195,6 +200,8 @@ def start_apiserver(
             store.close()
         raise
     node_agent = NodeAgent(store, run_delay, lease_interval=lease_interval) if agent else None
+    if disruption is None:
+        disruption = agent and (nodes > 0 or node_template is not None)
     loop = asyncio.new_event_loop()
     sites: list[tuple[web.AppRunner, str]] = []
     failures: list[BaseException] = []
@@ -203,7 +210,11 @@ def start_apiserver(
     def run() -> None:
         asyncio.set_event_loop(loop)
         try:
-            sites.append(loop.run_until_complete(start_site(store, host, port, bookmark_interval)))
+            sites.append(
+                loop.run_until_complete(
+                    start_site(store, host, port, bookmark_interval, disruption)
+                )
+            )
             if node_agent is not None:
                 loop.run_until_complete(_start_agent(node_agent))
         except BaseException as exc:  # reported to the caller below

@@ -27,7 +27,8 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.apiserver import discovery, errors, eventsv1, openapi, rest, tables
+from kubesched.apiserver import discovery, errors, eventsv1, eviction, openapi, rest, tables
+from kubesched.apiserver.disruption import DisruptionController
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.store import Store
 from kubesched.apiserver.watch import WatchEvent
@@ -247,6 +248,11 @@ async def _serve(
             raise errors.method_not_supported("pods/binding", method.lower())
         body = await _json_body(request)
         return _reply(*rest.bind(store, t.namespace or "", t.name, body))
+    if t.subresource == "eviction":
+        if method != "POST":
+            raise errors.method_not_supported("pods/eviction", method.lower())
+        body = await _json_body(request)
+        return _reply(*eviction.evict(store, t.namespace or "", t.name, body))
     if not t.name:
         if method == "GET":
             page = store.list(
@@ -462,6 +468,14 @@ async def _reaper_context(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
+async def _disruption_context(app: web.Application) -> AsyncIterator[None]:
+    # The disruption controller (PodDisruptionBudget status), in the server's loop.
+    controller = DisruptionController(app[STORE_KEY])
+    controller.start()
+    yield
+    await controller.stop()
+
+
 async def _on_shutdown(app: web.Application) -> None:
     app[CONFIG_KEY].closing = True
     watches = app[WATCHES_KEY]
@@ -469,8 +483,11 @@ async def _on_shutdown(app: web.Application) -> None:
         wake.set()
 
 
-def make_app(store: Store, bookmark_interval: float = 10.0) -> web.Application:
-    """The aiohttp application serving ``store``."""
+def make_app(
+    store: Store, bookmark_interval: float = 10.0, disruption: bool = True
+) -> web.Application:
+    """The aiohttp application serving ``store``; with ``disruption``, the disruption
+    controller (:mod:`kubesched.apiserver.disruption`) keeps PDB status current."""
     app = web.Application(client_max_size=MAX_BODY_BYTES)
     app[STORE_KEY] = store
     app[CONFIG_KEY] = ServerConfig(bookmark_interval=bookmark_interval)
@@ -479,4 +496,6 @@ def make_app(store: Store, bookmark_interval: float = 10.0) -> web.Application:
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_shutdown.append(_on_shutdown)
     app.cleanup_ctx.append(_reaper_context)
+    if disruption:
+        app.cleanup_ctx.append(_disruption_context)
     return app
