@@ -72,19 +72,15 @@ def _nominated_rows(fwk: Framework, pod: Pod, table: NodeTable) -> set[int]:
     """Rows whose nodes hold nominated pods that this pod must count (priority >= its)."""
     rows: set[int] = set()
     nominator = fwk.nominator
-    for name, row in _names_with_nominations(fwk, table):
+    for name in nominator.nominated_nodes():
+        row = table.rows.get(name)
+        if row is None:
+            continue
         for info in nominator.nominated_pods_for_node(name):
             if info.pod.priority >= pod.priority and info.pod.key != pod.key:
                 rows.add(row)
                 break
     return rows
-
-
-def _names_with_nominations(fwk: Framework, table: NodeTable) -> list[tuple[str, int]]:
-    nodes = getattr(fwk.nominator, "nominated_nodes", None)
-    if nodes is None:
-        return list(table.rows.items())
-    return [(n, table.rows[n]) for n in nodes() if n in table.rows]
 
 
 def pass_filters(
