@@ -14,11 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.config import KubeSchedulerConfiguration
 from kubesched.framework import columnar
 from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.handle import ClusterClient, ClusterLister, PodNominator
 from kubesched.framework.interface import Code, Status
-from kubesched.framework.runtime import Framework
+from kubesched.framework.registry import Registry
+from kubesched.framework.runtime import Framework, ProfileError
 from kubesched.framework.types import NodeInfo, NodeToStatus
 from kubesched.framework.vector import NodeInfoView
 from kubesched.objects.pod import Pod
@@ -312,3 +315,40 @@ class SchedulingAlgorithm:
         if len(best) == 1:
             return best[0]
         return best[self.rng.randrange(len(best))]
+
+
+def build_profiles(
+    config: KubeSchedulerConfiguration,
+    registry: Registry,
+    *,
+    cluster: ClusterLister,
+    client: ClusterClient,
+    nominator: PodNominator,
+    rng: random.Random,
+    columnar: bool = True,
+) -> tuple[dict[str, Framework], dict[str, SchedulingAlgorithm]]:
+    """One Framework and SchedulingAlgorithm per profile, keyed by schedulerName, all
+    sharing the cluster view, client, nominator and random source.
+
+    Raises ProfileError with every profile's problems at once.
+    """
+    frameworks: dict[str, Framework] = {}
+    algorithms: dict[str, SchedulingAlgorithm] = {}
+    errors = []
+    for profile in config.profiles:
+        try:
+            fwk = Framework(
+                profile, registry, cluster=cluster, client=client, nominator=nominator, rng=rng
+            )
+        except ProfileError as err:
+            errors.extend(err.errors)
+            continue
+        frameworks[profile.scheduler_name] = fwk
+        algorithms[profile.scheduler_name] = SchedulingAlgorithm(
+            fwk,
+            percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+            columnar=columnar,
+        )
+    if errors:
+        raise ProfileError(errors)
+    return frameworks, algorithms

@@ -23,8 +23,7 @@ from typing import Any
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.framework.nominator import Nominator
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, ProfileError
-from kubesched.framework.schedule import SchedulingAlgorithm
+from kubesched.framework.schedule import build_profiles
 from kubesched.kube import Client, Informer
 from kubesched.kube.resources import NODES, PODS
 from kubesched.objects.node import Node
@@ -67,31 +66,15 @@ class Scheduler:
         self.cluster_client = LiveClusterClient(client)
         self.lister = InformerClusterLister(client)
         self.nominator = Nominator()
-        self.frameworks: dict[str, Framework] = {}
-        self.algorithms: dict[str, SchedulingAlgorithm] = {}
-        rng = rng or random.Random()
-        errors = []
-        for profile in config.profiles:
-            try:
-                fwk = Framework(
-                    profile,
-                    registry,
-                    cluster=self.lister,
-                    client=self.cluster_client,
-                    nominator=self.nominator,
-                    rng=rng,
-                )
-            except ProfileError as err:
-                errors.extend(err.errors)
-                continue
-            self.frameworks[profile.scheduler_name] = fwk
-            self.algorithms[profile.scheduler_name] = SchedulingAlgorithm(
-                fwk,
-                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
-                columnar=columnar,
-            )
-        if errors:
-            raise ProfileError(errors)
+        self.frameworks, self.algorithms = build_profiles(
+            config,
+            registry,
+            cluster=self.lister,
+            client=self.cluster_client,
+            nominator=self.nominator,
+            rng=rng or random.Random(),
+            columnar=columnar,
+        )
         self.cache = Cache(columnar=columnar)
         # One nominator for the queue and the frameworks' handles.
         self.queue = SchedulingQueue.from_config(config, self.frameworks, nominator=self.nominator)

@@ -28,8 +28,12 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, ProfileError
-from kubesched.framework.schedule import FitError, SchedulingAlgorithm, SchedulingError
+from kubesched.framework.runtime import Framework
+from kubesched.framework.schedule import (
+    FitError,
+    SchedulingError,
+    build_profiles,
+)
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.objects.node import Node
@@ -84,30 +88,15 @@ class Simulator:
         self._snapshot = Snapshot.from_objects(nodes, pods, columnar=columnar)
         self.nominator = Nominator()
         self.cluster = cluster or StaticClusterLister()
-        self.frameworks: dict[str, Framework] = {}
-        self.algorithms: dict[str, SchedulingAlgorithm] = {}
-        errors = []
-        for profile in config.profiles:
-            try:
-                fwk = Framework(
-                    profile,
-                    registry,
-                    cluster=self.cluster,
-                    client=self,
-                    nominator=self.nominator,
-                    rng=self.rng,
-                )
-            except ProfileError as err:
-                errors.extend(err.errors)
-                continue
-            self.frameworks[profile.scheduler_name] = fwk
-            self.algorithms[profile.scheduler_name] = SchedulingAlgorithm(
-                fwk,
-                percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
-                columnar=columnar,
-            )
-        if errors:
-            raise ProfileError(errors)
+        self.frameworks, self.algorithms = build_profiles(
+            config,
+            registry,
+            cluster=self.cluster,
+            client=self,
+            nominator=self.nominator,
+            rng=self.rng,
+            columnar=columnar,
+        )
         self._events: list[tuple[ClusterEvent, object, object]] = []
         self._deleted: list[Pod] = []
 
