@@ -467,48 +467,34 @@ class InterPodAffinityFiltering:
         handle = self._handle
         cluster = handle.cluster
         snapshot = handle.snapshot
+        # The table counts over every node; a caller passing fewer nodes gets the
+        # per-node counting over just those.
         table = snapshot.table
-        if table is not None and len(nodes) == table.size:
-            return self._pre_filter_table(state, pod, table)
-        affinity = tuple(IncomingTerm(t, cluster) for t in pod.required_affinity)
-        anti_affinity = tuple(IncomingTerm(t, cluster) for t in pod.required_anti_affinity)
-        namespace_labels = cluster.namespace_labels(pod.namespace)
-        existing = existing_anti_affinity_counts(
-            pod, namespace_labels, snapshot.have_pods_with_required_anti_affinity_list()
-        )
-        affinity_counts, anti_counts = incoming_affinity_counts(affinity, anti_affinity, nodes)
-        if not existing and not affinity and not anti_affinity:
-            return None, Status.skip()
-        state.write(
-            PRE_FILTER_STATE_KEY,
-            PreFilterState(
-                existing_anti_affinity_counts=existing,
-                affinity_counts=affinity_counts,
-                anti_affinity_counts=anti_counts,
-                pod=pod,
-                required_affinity=affinity,
-                required_anti_affinity=anti_affinity,
-                namespace_labels=namespace_labels,
-                matches_own_affinity=matches_all(affinity, pod),
-            ),
-        )
-        return None, None
-
-    def _pre_filter_table(
-        self, state: CycleState, pod: Pod, table: NodeTable
-    ) -> tuple[PreFilterResult | None, Status | None]:
-        if not (pod.required_affinity or pod.required_anti_affinity) and (
-            not has_required_anti_affinity(table)
+        if table is not None and len(nodes) != table.size:
+            table = None
+        if (
+            table is not None
+            and not (pod.required_affinity or pod.required_anti_affinity)
+            and not has_required_anti_affinity(table)
         ):
             return None, Status.skip()  # nothing can apply: skip without counting
-        cluster = self._handle.cluster
         affinity = tuple(IncomingTerm(t, cluster) for t in pod.required_affinity)
         anti_affinity = tuple(IncomingTerm(t, cluster) for t in pod.required_anti_affinity)
         namespace_labels = cluster.namespace_labels(pod.namespace)
-        existing, affinity_counts, anti_counts = required_counts(
-            table, pod, namespace_labels, affinity, anti_affinity
-        )
-        if existing.empty and not affinity and not anti_affinity:
+        existing: Counts
+        affinity_counts: Counts
+        anti_counts: Counts
+        if table is not None:
+            counted = required_counts(table, pod, namespace_labels, affinity, anti_affinity)
+            existing, affinity_counts, anti_counts = counted
+            no_existing = counted[0].empty
+        else:
+            existing = existing_anti_affinity_counts(
+                pod, namespace_labels, snapshot.have_pods_with_required_anti_affinity_list()
+            )
+            affinity_counts, anti_counts = incoming_affinity_counts(affinity, anti_affinity, nodes)
+            no_existing = not existing
+        if no_existing and not affinity and not anti_affinity:
             return None, Status.skip()
         state.write(
             PRE_FILTER_STATE_KEY,
