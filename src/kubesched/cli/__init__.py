@@ -1,4 +1,5 @@
-"""The ``kubesched`` command: one entry point, a subcommand per part.
+"""The ``kubesched`` command: one entry point, a subcommand per part (the subcommands that
+compose several parts — demo, export, the end-to-end bench — live in modules beside this one).
 
 Errors a user can fix (a broken file, a bad config) print one line per problem naming
 the file, the object and the field, and exit with status 2 — never a traceback.
