@@ -181,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("run", help="schedule a live cluster (kubeconfig or in-cluster)")
     sub.add_parser("extender", help="serve plugins to a stock kube-scheduler as an HTTP extender")
     sub.add_parser("apiserver", help="an embedded Kubernetes-compatible API server")
+    sub.add_parser("export", help="write a live cluster to a file kubesched simulate reads")
     return parser
 
 
@@ -201,6 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kubesched.scheduler import cli as scheduler_cli
 
         return scheduler_cli.main(args_list[1:])
+    if args_list[:1] == ["export"]:
+        from kubesched.cli import export
+
+        return export.main(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     try:

@@ -1,0 +1,293 @@
+"""``kubesched export``: a live cluster, written as a file the policy lab reads.
+
+Lists, through ``kube`` (our only door to an API server), what scheduling reads — nodes,
+pods, namespaces, priority classes, PodDisruptionBudgets and the Services / ReplicaSets /
+StatefulSets / ReplicationControllers behind PodTopologySpread's default constraints — and
+writes them as one ``kind: List`` that ``kubesched simulate --cluster`` and ``kubesched
+explain --cluster`` load. Pending pods (not bound, not finished) go to ``--pending FILE``
+for ``simulate --pods``, so a policy can be tried on a copy of production::
+
+    kubesched export -o cluster.yaml --pending pending.yaml
+    kubesched simulate --cluster cluster.yaml --pods pending.yaml --config new-policy.yaml
+
+Objects are cut down to the fields scheduling reads: a copy of production should carry
+neither the secrets nor the bulk of production. Containers keep their name, image,
+resources, ports and restartPolicy (sidecars) — no env, command, args or mounts; pod specs
+keep the placement fields; node status keeps capacity, allocatable and images; workloads
+keep their selectors, not their pod templates; ``managedFields`` and resourceVersions go.
+Annotations are dropped unless ``--keep-annotations`` (custom plugins may read them, but
+they are where tools leave configuration and, sometimes, credentials). ConfigMaps, Secrets
+and Events are never exported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.kube import Client, KubeError
+from kubesched.kube import load_config as load_connection
+from kubesched.kube.resources import (
+    NAMESPACES,
+    NODES,
+    POD_DISRUPTION_BUDGETS,
+    PODS,
+    PRIORITY_CLASSES,
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
+    SERVICES,
+    STATEFUL_SETS,
+    Resource,
+)
+
+__all__ = ["Export", "build_parser", "export_cluster", "main", "split_export"]
+
+Raw = dict[str, Any]
+
+#: Pod spec fields that scheduling reads (placement, priority, resources, preemption).
+_POD_SPEC_FIELDS = (
+    "nodeName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "schedulerName",
+    "priority",
+    "priorityClassName",
+    "preemptionPolicy",
+    "topologySpreadConstraints",
+    "overhead",
+    "resources",
+    "hostNetwork",
+    "schedulingGates",
+    "runtimeClassName",
+    "terminationGracePeriodSeconds",
+)
+_CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
+_POD_STATUS_FIELDS = ("phase", "startTime", "nominatedNodeName")
+_NODE_SPEC_FIELDS = ("taints", "unschedulable")
+_NODE_STATUS_FIELDS = ("capacity", "allocatable", "images")
+_META_FIELDS = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "ownerReferences",
+)
+_TERMINAL_PHASES = ("Succeeded", "Failed")
+
+#: What is listed, in the order written (namespaces and classes before what uses them).
+_RESOURCES: tuple[Resource[Any], ...] = (
+    NAMESPACES,
+    PRIORITY_CLASSES,
+    NODES,
+    POD_DISRUPTION_BUDGETS,
+    SERVICES,
+    REPLICATION_CONTROLLERS,
+    REPLICA_SETS,
+    STATEFUL_SETS,
+    PODS,
+)
+
+
+@dataclass
+class Export:
+    """A cluster read for the policy lab: the cluster objects and the pending pods."""
+
+    cluster: list[Raw] = field(default_factory=list)
+    pending: list[Raw] = field(default_factory=list)
+    #: Pods left out because they finished (Succeeded / Failed): they hold no resources.
+    finished: int = 0
+
+    def counts(self) -> dict[str, int]:
+        """Objects per kind in the cluster file, for the summary line."""
+        out: dict[str, int] = {}
+        for obj in self.cluster:
+            out[obj["kind"]] = out.get(obj["kind"], 0) + 1
+        return out
+
+
+def _pick(source: Mapping[str, Any], names: Iterable[str]) -> Raw:
+    return {k: source[k] for k in names if source.get(k) not in (None, "", [], {})}
+
+
+def _metadata(raw: Raw, keep_annotations: bool) -> Raw:
+    meta = raw.get("metadata") or {}
+    out = _pick(meta, _META_FIELDS)
+    if keep_annotations and meta.get("annotations"):
+        annotations = {
+            k: v
+            for k, v in meta["annotations"].items()
+            # kubectl's copy of the whole manifest, env values included.
+            if k != "kubectl.kubernetes.io/last-applied-configuration"
+        }
+        if annotations:
+            out["annotations"] = annotations
+    return out
+
+
+def _containers(items: Iterable[Mapping[str, Any]]) -> list[Raw]:
+    return [_pick(c, _CONTAINER_FIELDS) for c in items]
+
+
+def _trim(raw: Raw, keep_annotations: bool) -> Raw:
+    """The object with only what scheduling reads (see the module docstring)."""
+    kind = raw["kind"]
+    out: Raw = {"apiVersion": raw["apiVersion"], "kind": kind}
+    out["metadata"] = _metadata(raw, keep_annotations)
+    spec = raw.get("spec") or {}
+    status = raw.get("status") or {}
+    if kind == "Pod":
+        pod_spec = _pick(spec, _POD_SPEC_FIELDS)
+        for key in ("initContainers", "containers"):
+            if spec.get(key):
+                pod_spec[key] = _containers(spec[key])
+        out["spec"] = pod_spec
+        out["status"] = _pick(status, _POD_STATUS_FIELDS)
+    elif kind == "Node":
+        out["spec"] = _pick(spec, _NODE_SPEC_FIELDS)
+        out["status"] = _pick(status, _NODE_STATUS_FIELDS)
+    elif kind == "PriorityClass":
+        out.update(_pick(raw, ("value", "globalDefault", "preemptionPolicy", "description")))
+    elif kind == "PodDisruptionBudget":
+        out["spec"] = spec
+        out["status"] = _pick(
+            status, ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "disruptedPods")
+        )
+    elif kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
+        # The selector is what PodTopologySpread's default constraints read; the pod
+        # template (env, command, ...) stays behind.
+        out["spec"] = _pick(spec, ("selector", "replicas"))
+    return out
+
+
+def split_export(objects: Iterable[Raw], keep_annotations: bool = False) -> Export:
+    """Sort listed objects into the cluster file and the pending pods, trimmed."""
+    result = Export()
+    for raw in objects:
+        obj = _trim(raw, keep_annotations)
+        if obj["kind"] != "Pod":
+            result.cluster.append(obj)
+            continue
+        phase = obj["status"].get("phase", "Pending")
+        if phase in _TERMINAL_PHASES:
+            result.finished += 1
+        elif obj["spec"].get("nodeName"):
+            result.cluster.append(obj)
+        else:
+            result.pending.append(obj)
+    return result
+
+
+async def export_cluster(
+    client: Client, namespaces: Sequence[str] = (), keep_annotations: bool = False
+) -> Export:
+    """Read everything scheduling needs from the API server behind ``client``.
+
+    With **namespaces**, namespaced objects come from those only (nodes, priority classes
+    and the namespaces themselves are always read: placement depends on all of them).
+    """
+    listed: list[Raw] = []
+    for resource in _RESOURCES:
+        raw = resource.raw
+        if resource.namespaced and namespaces:
+            for ns in namespaces:
+                listed.extend((await client.list_all(raw, ns)).items)
+        else:
+            items = (await client.list_all(raw)).items
+            if resource is NAMESPACES and namespaces:
+                items = [i for i in items if i.get("metadata", {}).get("name") in namespaces]
+            listed.extend(items)
+    return split_export(listed, keep_annotations)
+
+
+def _as_list(items: list[Raw]) -> Raw:
+    return {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}
+
+
+def _write(path: str, items: list[Raw]) -> None:
+    doc = _as_list(items)
+    if path == "-":
+        yaml.safe_dump(doc, sys.stdout, sort_keys=False)
+        return
+    target = Path(path)
+    if target.suffix.lower() == ".json":
+        text = json.dumps(doc, indent=2) + "\n"
+    else:
+        text = yaml.safe_dump(doc, sort_keys=False)
+    target.write_text(text, encoding="utf-8")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``kubesched export``."""
+    parser = argparse.ArgumentParser(
+        prog="kubesched export",
+        description="Write a live cluster's nodes and pods to a file kubesched simulate reads.",
+    )
+    parser.add_argument("--kubeconfig", help="the kubeconfig to connect with")
+    parser.add_argument("--context", help="the kubeconfig context to use")
+    parser.add_argument("--master", help="the API server URL (overrides the kubeconfig)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="the cluster file (YAML, or JSON for *.json; - = stdout)",
+    )
+    parser.add_argument("--pending", help="also write the pending pods here, for simulate --pods")
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        action="append",
+        default=[],
+        help="export namespaced objects from this namespace only (repeatable; default: all)",
+    )
+    parser.add_argument(
+        "--keep-annotations",
+        action="store_true",
+        help="keep annotations (dropped by default: they may carry credentials)",
+    )
+    return parser
+
+
+async def _run(args: argparse.Namespace) -> Export:
+    connection = load_connection(args.kubeconfig, context=args.context, master=args.master)
+    async with Client(connection, qps=50, burst=100) as client:
+        return await export_cluster(client, args.namespace, args.keep_annotations)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``kubesched export``; the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        result = asyncio.run(_run(args))
+        _write(args.output, result.cluster)
+        if args.pending:
+            _write(args.pending, result.pending)
+    except KubeError as err:
+        print(f"kubesched export: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        print(f"kubesched export: cannot write: {err}", file=sys.stderr)
+        return 1
+    counts = ", ".join(f"{n} {kind}" for kind, n in sorted(result.counts().items()))
+    where = "stdout" if args.output == "-" else args.output
+    pending = (
+        f"; {len(result.pending)} pending pods to {args.pending}"
+        if args.pending
+        else f"; {len(result.pending)} pending pods left out (--pending FILE writes them)"
+    )
+    print(
+        f"kubesched export: {counts or 'nothing'} to {where}{pending}; "
+        f"{result.finished} finished pods left out",
+        file=sys.stderr,
+    )
+    return 0
