@@ -84,6 +84,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.e2e:
+        from kubesched.cli.e2ebench import run_e2e_command
+
+        return run_e2e_command(args)
+    if args.kubeconfig is not None:
+        raise UserError("--kubeconfig: only with --e2e")
     registry = in_tree_registry()
     config = load_profiles_config(args.config, registry)
     nodes, init_pods, pods = DEFAULT_SIZES[args.workload]
@@ -174,6 +180,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--per-node",
         action="store_true",
         help="measure the per-node reference path (no node table), for comparison",
+    )
+    bench.add_argument(
+        "--e2e",
+        action="store_true",
+        help="time the live scheduler end to end against an API server (embedded, in its "
+        "own process, unless --kubeconfig): default 5000 nodes, 5000 pods",
+    )
+    bench.add_argument(
+        "--kubeconfig", help="with --e2e: a cluster whose nodes may be filled with pods"
     )
     bench.set_defaults(func=_cmd_bench)
 
