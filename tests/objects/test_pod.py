@@ -129,6 +129,17 @@ def test_qos_class(pod: Any, qos: str) -> None:
     assert pod.obj().qos_class == qos
 
 
+def test_qos_class_persisted_by_the_api_server_wins() -> None:
+    # Upstream's GetPodQOS reads status.qosClass when set; only an unset (or unknown)
+    # class is computed from the containers.
+    raw = make_pod().container(limits={"cpu": "1", "memory": "1Gi"}).dict()
+    assert Pod.from_dict(raw).qos_class == "Guaranteed"
+    raw["status"] = {"qosClass": "Burstable"}
+    assert Pod.from_dict(raw).qos_class == "Burstable"
+    raw["status"] = {"qosClass": "Bogus"}
+    assert Pod.from_dict(raw).qos_class == "Guaranteed"
+
+
 def test_decoding_defaults() -> None:
     pod = Pod.from_dict({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}})
     assert (pod.namespace, pod.scheduler_name, pod.phase, pod.priority) == (

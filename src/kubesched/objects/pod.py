@@ -269,7 +269,12 @@ def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:
         requests=requests,
         non_zero_milli_cpu=non_zero.milli_cpu,
         non_zero_memory=non_zero.memory,
-        qos_class=_qos_class(raw_containers, pod_level),
+        # Upstream's GetPodQOS: the class the API server persisted, else computed.
+        qos_class=(
+            qos
+            if (qos := status.get("qosClass")) in _QOS_CLASSES
+            else _qos_class(raw_containers, pod_level)
+        ),
         node_selector=get_str_map(spec, "nodeSelector", "spec"),
         required_node_affinity=(
             None
@@ -375,6 +380,9 @@ def _effective_requests(
     total.set_max(init_peak)
     total.add(overhead)
     return total
+
+
+_QOS_CLASSES = frozenset((QOS_GUARANTEED, QOS_BURSTABLE, QOS_BEST_EFFORT))
 
 
 def _qos_class(raw_containers: list[Mapping[str, Any]], pod_level: Mapping[str, Any]) -> str:
