@@ -17,6 +17,7 @@ import json
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
+from urllib.parse import urlencode
 
 import aiohttp
 
@@ -30,6 +31,7 @@ from kubesched.kube.errors import (
     error_for_status,
     translate,
 )
+from kubesched.kube.http import HttpPool
 from kubesched.kube.ratelimit import TokenBucket
 from kubesched.kube.resources import EVENTS, LEASES, PODS, RawObject, Resource
 
@@ -82,6 +84,8 @@ class Client:
         self.max_retries = max_retries
         self._session: aiohttp.ClientSession | None = None
         self._session_lock = asyncio.Lock()
+        #: Plain calls go through the lean pool; watches through aiohttp's session.
+        self._pool: HttpPool | None = None
 
     async def __aenter__(self) -> Client:
         return self
@@ -94,6 +98,9 @@ class Client:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     async def _get_session(self) -> aiohttp.ClientSession:
         async with self._session_lock:
@@ -109,6 +116,13 @@ class Client:
                     headers={"User-Agent": self.user_agent, "Accept": _JSON},
                 )
             return self._session
+
+    async def _get_pool(self) -> HttpPool:
+        if self._pool is None:
+            ssl_context = await self.auth.ssl_context()
+            if self._pool is None:  # another task may have made it meanwhile
+                self._pool = HttpPool(self.config.server, ssl_context, self.user_agent)
+        return self._pool
 
     # --- the one place that speaks HTTP ---------------------------------------------
 
@@ -154,26 +168,21 @@ class Client:
     ) -> Any:
         await self.limiter.acquire()
         headers = await self.auth.headers()
+        headers["Accept"] = _JSON
         data = None
         if body is not None:
             data = json.dumps(body, separators=(",", ":")).encode()
             headers["Content-Type"] = content_type
         what = f"{method} {self.config.server}{path}"
-        session = await self._get_session()
+        target = f"{path}?{urlencode(params)}" if params else path
         try:
-            async with session.request(
-                method,
-                path,
-                params=params,
-                data=data,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-            ) as resp:
-                raw = await resp.read()
-                status = resp.status
-                retry_after = _seconds(resp.headers.get("Retry-After"))
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            pool = await self._get_pool()
+            status, answer_headers, raw = await pool.request(
+                method, target, headers, data, self.timeout
+            )
+        except (TimeoutError, OSError, ValueError) as exc:
             raise translate(exc, what) from exc
+        retry_after = _seconds(answer_headers.get("retry-after"))
         return _decode_answer(status, raw, method, f"{self.config.server}{path}", retry_after)
 
     async def watch_stream(

@@ -19,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import inspect
 import logging
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -302,7 +303,8 @@ async def _call(handler: Callable[..., Any], *args: Any) -> None:
     """Run one handler; its failure is logged, not allowed to stop the informer."""
     try:
         result = handler(*args)
-        if isinstance(result, Awaitable):
+        # Handlers are mostly synchronous: skip the (slow) ABC check for None.
+        if result is not None and inspect.isawaitable(result):
             await result
     except asyncio.CancelledError:
         raise

@@ -63,6 +63,16 @@ class LiveClusterClient:
     @staticmethod
     async def flush(pending: PendingWrites) -> list[str]:
         """Run collected writes concurrently; the description of each one that failed."""
+        if len(pending) == 1:
+            # The usual case (one binding): no gather, so no extra task per pod.
+            what, make = pending[0]
+            try:
+                await make()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:
+                return [f"{what}: {err}"]
+            return []
         results = await asyncio.gather(*(make() for _, make in pending), return_exceptions=True)
         failures = []
         for (what, _), result in zip(pending, results, strict=True):
