@@ -17,7 +17,7 @@ TLS (enableHTTPS, tlsConfig) is built by ``client_tls``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol, TypeVar
 
@@ -27,6 +27,7 @@ from kubesched.config.types import Extender
 from kubesched.extender import types as t
 from kubesched.extender.client_tls import ExtenderConfigError, make_ssl_context
 from kubesched.extender.errors import ExtenderError, WireError
+from kubesched.framework.extender import NodeInfoLister, Victims
 from kubesched.framework.types import NodeInfo
 from kubesched.objects.pod import Container, Pod
 from kubesched.objects.resources import CPU, MEMORY
@@ -72,12 +73,6 @@ class RawObjects(Protocol):
         ...
 
 
-class NodeInfoLister(Protocol):
-    """Finds a node's NodeInfo by name (``Snapshot`` is one); ``get`` raises KeyError."""
-
-    def get(self, node_name: str) -> NodeInfo: ...
-
-
 class RawStore:
     """A ``RawObjects`` over dicts: pods by ``namespace/name``, nodes by name."""
 
@@ -94,6 +89,14 @@ class RawStore:
         """Keep a v1.Node (a later one with the same name replaces it)."""
         self.nodes[(raw.get("metadata") or {}).get("name", "")] = raw
 
+    def remove_pod(self, pod: Pod) -> None:
+        """Forget the v1.Pod of ``pod`` (it was deleted)."""
+        self.pods.pop(pod.key, None)
+
+    def remove_node(self, node_name: str) -> None:
+        """Forget the v1.Node named ``node_name`` (it was deleted)."""
+        self.nodes.pop(node_name, None)
+
     def pod(self, pod: Pod) -> t.JSONObject:
         try:
             return self.pods[pod.key]
@@ -105,14 +108,6 @@ class RawStore:
             return self.nodes[node_name]
         except KeyError:
             raise LookupError(f"no API object stored for node {node_name}") from None
-
-
-@dataclass
-class Victims:
-    """The pods preemption would evict on one node (upstream ``extenderv1.Victims``)."""
-
-    pods: list[Pod] = field(default_factory=list)
-    num_pdb_violations: int = 0
 
 
 @dataclass(frozen=True, slots=True)

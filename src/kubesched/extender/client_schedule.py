@@ -11,6 +11,10 @@ the ordering of ``buildExtenders`` in ``scheduler.go``:
 * prioritize failures are ignored for every extender;
 * an extender's score (0..10) counts as ``score × weight × 10`` beside the plugins'
   weighted scores (MaxNodeScore / MaxExtenderPriority = 10).
+
+:class:`ExtenderSet` gathers them behind ``framework.extender.Extenders``, the face the
+scheduling algorithm, DefaultPreemption and the binding cycle call.
+:func:`with_ignored_extended_resources` is ``buildExtenders``' change to the profiles.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
 
-from kubesched.config.types import Extender
+from kubesched.config import KubeSchedulerConfiguration
+from kubesched.config.types import Extender, PluginConfig
 from kubesched.extender.client import (
     Binding,
     ExtenderCallError,
@@ -29,25 +36,25 @@ from kubesched.extender.client import (
     Victims,
 )
 from kubesched.extender.types import MAX_EXTENDER_PRIORITY
+from kubesched.framework.extender import EXTENDER_NAME
 from kubesched.framework.interface import MAX_NODE_SCORE, Code, Status
 from kubesched.framework.types import NodeInfo, NodeToStatus
 from kubesched.objects.pod import Pod
+from kubesched.plugins.names import NODE_RESOURCES_FIT
 
 __all__ = [
     "EXTENDER_NAME",
+    "ExtenderSet",
     "build_extenders",
     "call_extenders_for_preemption",
     "extenders_binding",
     "find_nodes_that_pass_extenders",
     "ignored_extended_resources",
     "prioritize_with_extenders",
+    "with_ignored_extended_resources",
 ]
 
 log = logging.getLogger(__name__)
-
-#: The name recorded among a diagnosis' unschedulable plugins when extenders rejected
-#: nodes (upstream ``framework.ExtenderName``), so any cluster event requeues the pod.
-EXTENDER_NAME = "Extender"
 
 #: How much one point of extender score weighs against a plugin's 0..100.
 EXTENDER_SCORE_SCALE = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
@@ -66,6 +73,34 @@ def ignored_extended_resources(configs: Iterable[Extender]) -> tuple[str, ...]:
     """The managed resources with ignoredByScheduler: NodeResourcesFit must not check
     them (upstream sets them as the plugin's ``ignoredResources`` in every profile)."""
     return tuple(r.name for c in configs for r in c.managed_resources if r.ignored_by_scheduler)
+
+
+def with_ignored_extended_resources(
+    config: KubeSchedulerConfiguration,
+) -> KubeSchedulerConfiguration:
+    """``config`` with every profile's NodeResourcesFit args' ``ignoredResources`` set to
+    the extenders' managed resources with ignoredByScheduler, as upstream's
+    ``buildExtenders`` does: they replace what the profile listed (the extenders'
+    setting takes precedence); ``ignoredResourceGroups`` is untouched. Unchanged when no
+    such resource is configured."""
+    ignored = ignored_extended_resources(config.extenders)
+    if not ignored:
+        return config
+    profiles = []
+    for i, profile in enumerate(config.profiles):
+        entries = list(profile.plugin_config)
+        for k, entry in enumerate(entries):
+            if entry.name == NODE_RESOURCES_FIT:
+                args = {**entry.args, "ignoredResources": list(ignored)}
+                entries[k] = replace(entry, args=MappingProxyType(args))
+                break
+        else:
+            # Upstream's defaulting always gives the plugin its args; ours adds none.
+            path = f"profiles[{i}].pluginConfig[{len(entries)}].args"
+            args = {"ignoredResources": list(ignored)}
+            entries.append(PluginConfig(NODE_RESOURCES_FIT, MappingProxyType(args), path))
+        profiles.append(replace(profile, plugin_config=tuple(entries)))
+    return replace(config, profiles=tuple(profiles))
 
 
 async def find_nodes_that_pass_extenders(
@@ -200,3 +235,55 @@ async def call_extenders_for_preemption(
         if not current:
             break
     return current
+
+
+class ExtenderSet:
+    """The configured extenders, as ``framework.extender.Extenders``: what the
+    scheduling algorithm, preemption and the binding cycle call, with the rules above.
+    ``async with`` (or ``close()``) releases their connections."""
+
+    def __init__(self, extenders: Sequence[HTTPExtender]) -> None:
+        self.extenders = list(extenders)
+
+    @classmethod
+    def from_config(cls, configs: Iterable[Extender], raw: RawObjects) -> ExtenderSet:
+        """Clients for ``configs`` in upstream's order; raises ExtenderConfigError."""
+        return cls(build_extenders(configs, raw))
+
+    async def filter(
+        self, pod: Pod, feasible: Sequence[NodeInfo], statuses: NodeToStatus
+    ) -> list[NodeInfo]:
+        return await find_nodes_that_pass_extenders(self.extenders, pod, feasible, statuses)
+
+    async def prioritize(
+        self, pod: Pod, nodes: Sequence[NodeInfo], totals: dict[str, int]
+    ) -> dict[str, dict[str, int]]:
+        return await prioritize_with_extenders(self.extenders, pod, nodes, totals)
+
+    def preempts_for(self, pod: Pod) -> bool:
+        return any(e.supports_preemption() and e.is_interested(pod) for e in self.extenders)
+
+    async def process_preemption(
+        self, pod: Pod, victims: Mapping[str, Victims], nodes: NodeInfoLister
+    ) -> dict[str, Victims]:
+        return await call_extenders_for_preemption(self.extenders, pod, victims, nodes)
+
+    async def bind(self, pod: Pod, node_name: str) -> bool:
+        return await extenders_binding(self.extenders, pod, node_name)
+
+    async def close(self) -> None:
+        """Close every extender's HTTP session."""
+        for extender in self.extenders:
+            await extender.close()
+
+    async def __aenter__(self) -> ExtenderSet:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __len__(self) -> int:
+        return len(self.extenders)
+
+    def __repr__(self) -> str:
+        return f"ExtenderSet({[e.name for e in self.extenders]!r})"

@@ -37,6 +37,7 @@ def make_ssl_context(config: Extender) -> ssl.SSLContext | None:
             f"extender {config.url_prefix}: tlsConfig: specifying a root certificates file "
             "with the insecure flag is not allowed"
         )
+    _check_readable(config.url_prefix, tls)
     try:
         context = ssl.create_default_context()
         if insecure:
@@ -52,6 +53,25 @@ def make_ssl_context(config: Extender) -> ssl.SSLContext | None:
     except (OSError, ssl.SSLError, ValueError) as err:
         raise ExtenderConfigError(f"extender {config.url_prefix}: tlsConfig: {err}") from err
     return context
+
+
+def _check_readable(url_prefix: str, tls: TLSConfig) -> None:
+    """Name the file that cannot be read: the ssl module's errors do not."""
+    for field, path in (
+        ("caFile", tls.ca_file),
+        ("certFile", tls.cert_file),
+        ("keyFile", tls.key_file),
+    ):
+        if not path:
+            continue
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as err:
+            raise ExtenderConfigError(
+                f"extender {url_prefix}: tlsConfig.{field}: cannot read {path}: "
+                f"{err.strerror or err}"
+            ) from err
 
 
 def _load_client_cert(context: ssl.SSLContext, tls: TLSConfig) -> None:

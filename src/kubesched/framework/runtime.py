@@ -17,6 +17,7 @@ from typing import Any
 from kubesched.config import FieldError, Profile
 from kubesched.framework.args import ArgsError
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import EXTENDER_NAME, ExtenderAwarePostFilter, Extenders
 from kubesched.framework.handle import (
     ClusterClient,
     ClusterLister,
@@ -126,6 +127,8 @@ class Framework:
         self.points: dict[str, list[Any]] = {wire: [] for _, wire in _POINTS}
         #: What the columnar runner learned about these plugins (its own cache).
         self.columnar_kinds: object = None
+        #: The scheduler's extenders (upstream ``Handle.Extenders``); set before use.
+        self.extenders: Extenders | None = None
         self._events: dict[str, list[ClusterEventWithHint]] | None = None
         errors = self._build(profile, registry)
         if errors:
@@ -307,6 +310,9 @@ class Framework:
                     out[plugin.name] = list(plugin.events_to_register())
                 else:
                     out[plugin.name] = [ClusterEventWithHint(WILDCARD_EVENT)]
+        if self.extenders is not None:
+            # Extenders register no events: a pod they rejected retries on any change.
+            out.setdefault(EXTENDER_NAME, [ClusterEventWithHint(WILDCARD_EVENT)])
         self._events = out
         return out
 
@@ -445,23 +451,32 @@ class Framework:
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        result: PostFilterResult | None = None
-        reasons: list[str] = []
-        rejector = ""
+        fold = _PostFilterFold()
         for plugin in self.points["postFilter"]:
             r, status = plugin.post_filter(state, pod, node_to_status)
-            if status is None or status.code is Code.SUCCESS:
-                return r, status
-            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return r, status.with_plugin(plugin.name)
-            if not status.is_rejected():
-                return None, Status.error(status.message).with_plugin(plugin.name)
-            if r is not None:
-                # An empty nomination is meaningful: it clears the pod's old one.
-                result = r
-            reasons.extend(status.reasons)
-            rejector = rejector or plugin.name
-        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+            done = fold.add(plugin.name, r, status)
+            if done is not None:
+                return done
+        return fold.result()
+
+    async def run_post_filter_plugins_async(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """``run_post_filter_plugins``, letting plugins that consult extenders await
+        them (only when the profile has extenders)."""
+        extenders = self.extenders
+        fold = _PostFilterFold()
+        for plugin in self.points["postFilter"]:
+            if extenders is not None and isinstance(plugin, ExtenderAwarePostFilter):
+                r, status = await plugin.post_filter_with_extenders(
+                    state, pod, node_to_status, extenders
+                )
+            else:
+                r, status = plugin.post_filter(state, pod, node_to_status)
+            done = fold.add(plugin.name, r, status)
+            if done is not None:
+                return done
+        return fold.result()
 
     def run_pre_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -580,6 +595,35 @@ class Framework:
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.points["postBind"]:
             plugin.post_bind(state, pod, node_name)
+
+
+class _PostFilterFold:
+    """Upstream's rules for PostFilter results: the first success or unresolvable
+    status ends the run, an error ends it as an Error, rejections accumulate."""
+
+    def __init__(self) -> None:
+        self.result_: PostFilterResult | None = None
+        self.reasons: list[str] = []
+        self.rejector = ""
+
+    def add(
+        self, plugin: str, r: PostFilterResult | None, status: Status | None
+    ) -> tuple[PostFilterResult | None, Status | None] | None:
+        if status is None or status.code is Code.SUCCESS:
+            return r, status
+        if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return r, status.with_plugin(plugin)
+        if not status.is_rejected():
+            return None, Status.error(status.message).with_plugin(plugin)
+        if r is not None:
+            # An empty nomination is meaningful: it clears the pod's old one.
+            self.result_ = r
+        self.reasons.extend(status.reasons)
+        self.rejector = self.rejector or plugin
+        return None
+
+    def result(self) -> tuple[PostFilterResult | None, Status | None]:
+        return self.result_, Status(Code.UNSCHEDULABLE, tuple(self.reasons), self.rejector)
 
 
 def filter_status(plugin: str, status: Status) -> Status:

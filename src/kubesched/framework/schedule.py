@@ -3,6 +3,11 @@
 Mirrors ``schedulePod`` / ``findNodesThatFitPod`` / ``prioritizeNodes`` / ``selectHost``
 of upstream's ``pkg/scheduler/schedule_one.go``. It lives in ``framework`` (not in the
 live scheduler) because the simulator and ``explain`` run exactly the same algorithm.
+
+With extenders (``framework.extender``), an attempt is ``await schedule(...)``: the
+extenders filter the nodes the Filter plugins kept (their rejections go into the
+diagnosis with their reasons), and their weighted scores are added to the plugins'
+totals, as upstream. ``schedule_pod`` is the synchronous attempt without extenders.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from kubesched.config import KubeSchedulerConfiguration
 from kubesched.framework import columnar
 from kubesched.framework.columns import NodeTable
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import EXTENDER_NAME, Extenders
 from kubesched.framework.handle import ClusterClient, ClusterLister, PodNominator
 from kubesched.framework.interface import Code, Status
 from kubesched.framework.registry import Registry
@@ -142,12 +148,19 @@ class SchedulingAlgorithm:
         #: Use the snapshot's node table (when it has one) for vector plugins.
         self.columnar = columnar
 
+    @property
+    def extenders(self) -> Extenders | None:
+        """The scheduler's extenders (the framework's), if any are configured."""
+        return self.framework.extenders
+
     def schedule_pod(self, state: CycleState, pod: Pod, *, explain: bool = False) -> ScheduleResult:
         """Pick a node for ``pod`` in the framework's current snapshot.
 
         With ``explain``, every node is evaluated and every score recorded, even when one
         node is feasible. Raises FitError when no node fits, SchedulingError on faults.
         """
+        if self.framework.extenders is not None:
+            raise RuntimeError("a profile with extenders schedules with `await schedule()`")
         fwk = self.framework
         all_nodes = fwk.snapshot.list()
         if not all_nodes:
@@ -157,6 +170,69 @@ class SchedulingAlgorithm:
             return self._schedule(state, pod, all_nodes, explain, table)
         except columnar.ColumnarError as err:
             raise SchedulingError(err.status) from None
+
+    async def schedule(self, state: CycleState, pod: Pod) -> ScheduleResult:
+        """Pick a node for ``pod``, asking the extenders when there are any (otherwise
+        exactly ``schedule_pod``). Raises FitError or SchedulingError; a failed
+        non-ignorable extender is a SchedulingError with its message."""
+        extenders = self.framework.extenders
+        if extenders is None:
+            return self.schedule_pod(state, pod)
+        fwk = self.framework
+        all_nodes = fwk.snapshot.list()
+        if not all_nodes:
+            raise NoNodesAvailableError()
+        table = fwk.snapshot.table if self.columnar else None
+        try:
+            narrowed, diagnosis, rejected = self._pre_filter(state, pod)
+            if rejected:
+                raise FitError(pod, len(all_nodes), diagnosis)
+            found: Sequence[NodeInfo] = []
+            if pod.nominated_node_name:
+                found = self._evaluate_nominated_node(state, pod, diagnosis)
+                if found:
+                    found = await self._pass_extenders(extenders, pod, found, diagnosis)
+            if not found:
+                found = self._filter(state, pod, all_nodes, narrowed, diagnosis, False, table)
+                found = await self._pass_extenders(extenders, pod, found, diagnosis)
+            if not len(found):
+                raise FitError(pod, len(all_nodes), diagnosis)
+            evaluated = len(found) + len(diagnosis.node_to_status)
+            if len(found) == 1:
+                return ScheduleResult(found[0].name, evaluated, 1, diagnosis)
+            if table is not None and isinstance(found, NodeInfoView):
+                _, weighted = columnar.prioritize(fwk, state, pod, table, found)
+                names = [table.names[r] for r in found.rows.tolist()]
+                totals = dict(zip(names, weighted.tolist(), strict=True))
+                await extenders.prioritize(pod, found, totals)
+                weighted = np.fromiter((totals[n] for n in names), np.int64, len(names))
+                host = names[self._pick(weighted)]
+            else:
+                _, totals = self._prioritize(state, pod, found, with_extenders=True)
+                await extenders.prioritize(pod, found, totals)
+                host = self._select_host(found, totals)
+            return ScheduleResult(host, evaluated, len(found), diagnosis)
+        except columnar.ColumnarError as err:
+            raise SchedulingError(err.status) from None
+
+    async def _pass_extenders(
+        self, extenders: Extenders, pod: Pod, feasible: Sequence[NodeInfo], diagnosis: Diagnosis
+    ) -> Sequence[NodeInfo]:
+        """The nodes the extenders keep; a view stays a view (of the kept rows)."""
+        if not len(feasible):
+            return feasible
+        try:
+            kept = await extenders.filter(pod, feasible, diagnosis.node_to_status)
+        except Exception as err:  # a failed required extender fails the attempt
+            raise SchedulingError(Status.error(str(err) or type(err).__name__)) from err
+        if len(kept) != len(feasible):
+            # Extenders register no events: any cluster change may help the pod.
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        table = self.framework.snapshot.table
+        if isinstance(feasible, NodeInfoView) and table is not None:
+            rows = np.fromiter((table.rows[n.name] for n in kept), np.int64, len(kept))
+            return NodeInfoView(self.framework.snapshot.list(), rows)
+        return kept
 
     def _schedule(
         self,
@@ -209,35 +285,66 @@ class SchedulingAlgorithm:
         explain: bool,
         table: NodeTable | None,
     ) -> tuple[Sequence[NodeInfo], Diagnosis]:
-        fwk = self.framework
+        narrowed, diagnosis, rejected = self._pre_filter(state, pod)
+        if rejected:
+            return [], diagnosis
+        if pod.nominated_node_name and not explain:
+            found = self._evaluate_nominated_node(state, pod, diagnosis)
+            if found:
+                return found, diagnosis
+        feasible = self._filter(state, pod, all_nodes, narrowed, diagnosis, explain, table)
+        return feasible, diagnosis
+
+    def _pre_filter(self, state: CycleState, pod: Pod) -> tuple[set[str] | None, Diagnosis, bool]:
+        """Run PreFilter: the node names it narrowed the search to (None: all), the
+        diagnosis so far, and whether it rejected the pod."""
         diagnosis = Diagnosis()
-        pre_res, status, narrowing = fwk.run_pre_filter_plugins(state, pod)
+        pre_res, status, narrowing = self.framework.run_pre_filter_plugins(state, pod)
         if status is not None and status.code is not Code.SUCCESS:
             if not status.is_rejected():
                 raise SchedulingError(status)
             diagnosis.node_to_status.absent = status
             diagnosis.pre_filter_msg = status.message
             diagnosis.add_plugin_status(status)
-            return [], diagnosis
-        if pod.nominated_node_name and not explain:
-            nominated = fwk.snapshot.find(pod.nominated_node_name)
-            if nominated is not None:
-                found = self._pass_filters(state, pod, [nominated], diagnosis, 1)
-                if found:
-                    return found, diagnosis
+            return None, diagnosis, True
+        if pre_res is None or pre_res.node_names is None:
+            return None, diagnosis, False
+        names = sorted(narrowing)
+        # Upstream leaves the plugin unset here; naming it (when it is one) lets
+        # `explain` say which plugin ruled the node out.
+        diagnosis.node_to_status.absent = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            (f"node(s) didn't satisfy plugin(s) [{' '.join(names)}]",),
+            names[0] if len(names) == 1 else "",
+        )
+        return set(pre_res.node_names), diagnosis, False
+
+    def _evaluate_nominated_node(
+        self, state: CycleState, pod: Pod, diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        """The pod's nominated node, if it passes the filters (upstream tries it first)."""
+        nominated = self.framework.snapshot.find(pod.nominated_node_name)
+        if nominated is None:
+            return []
+        return self._pass_filters(state, pod, [nominated], diagnosis, 1)
+
+    def _filter(
+        self,
+        state: CycleState,
+        pod: Pod,
+        all_nodes: list[NodeInfo],
+        narrowed: set[str] | None,
+        diagnosis: Diagnosis,
+        explain: bool,
+        table: NodeTable | None,
+    ) -> Sequence[NodeInfo]:
+        """The feasible nodes among ``narrowed`` (None: all), from the rotating start."""
+        fwk = self.framework
         nodes = all_nodes
-        if pre_res is not None and pre_res.node_names is not None:
-            nodes = [n for n in all_nodes if n.name in pre_res.node_names]
-            names = sorted(narrowing)
-            # Upstream leaves the plugin unset here; naming it (when it is one) lets
-            # `explain` say which plugin ruled the node out.
-            diagnosis.node_to_status.absent = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                (f"node(s) didn't satisfy plugin(s) [{' '.join(names)}]",),
-                names[0] if len(names) == 1 else "",
-            )
+        if narrowed is not None:
+            nodes = [n for n in all_nodes if n.name in narrowed]
         if not nodes:
-            return [], diagnosis
+            return []
         to_find = len(nodes) if explain else num_feasible_nodes_to_find(self.percentage, len(nodes))
         feasible: Sequence[NodeInfo]
         if table is not None:
@@ -254,7 +361,7 @@ class SchedulingAlgorithm:
             feasible = self._pass_filters(state, pod, nodes, diagnosis, to_find)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
-        return feasible, diagnosis
+        return feasible
 
     def _pass_filters(
         self,
@@ -285,11 +392,17 @@ class SchedulingAlgorithm:
         return feasible
 
     def _prioritize(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        *,
+        with_extenders: bool = False,
     ) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
         fwk = self.framework
         if not fwk.has_score_plugins():
-            return {}, {n.name: 1 for n in nodes}
+            # Upstream: every node scores 1 only when neither plugins nor extenders score.
+            return {}, {n.name: 0 if with_extenders else 1 for n in nodes}
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if status is not None and status.code is not Code.SUCCESS:
             raise SchedulingError(status)

@@ -17,8 +17,12 @@ What is upstream's ``Interface`` (the policy a preemption plugin supplies: candi
 count, eligibility, victim selection) is ``PreemptionInterface`` here; DefaultPreemption
 implements it. Everything is synchronous: upstream 1.34 can evict victims in a goroutine
 (SchedulerAsyncPreemption) and keep the preemptor out of the queue meanwhile; here the
-victims are deleted before PostFilter returns, so nothing needs to wait. Extenders'
-preemption verbs and waiting (Permit) victims are not handled.
+victims are deleted before PostFilter returns, so nothing needs to wait. Waiting
+(Permit) victims are not handled.
+
+With extenders, ``preempt_with_extenders`` adds upstream's step 3 between the search and
+the choice: the candidates go to the extenders' preempt verbs (``callExtenders``), which
+may drop candidates or victims. It awaits them; everything else stays synchronous.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from datetime import UTC, datetime
 from typing import Final, Protocol
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import Extenders, Victims
 from kubesched.framework.handle import Handle, PodNominator
 from kubesched.framework.interface import Code, PostFilterResult, Status
 from kubesched.framework.schedule import Diagnosis, FitError
@@ -122,6 +127,43 @@ class Evaluator:
         nomination is cleared), ``(None, Error)`` on faults, and the nominated node with
         its evicted victims and ``None`` (Success) otherwise.
         """
+        found = self._candidates(state, pod, node_to_status)
+        if not isinstance(found, list):
+            return found
+        return self._choose_and_prepare(pod, found)
+
+    async def preempt_with_extenders(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus, extenders: Extenders
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """``preempt``, letting the interested preempting extenders narrow the candidates
+        before one is chosen; a failed non-ignorable extender is an Error status."""
+        found = self._candidates(state, pod, node_to_status)
+        if not isinstance(found, list):
+            return found
+        if extenders.preempts_for(pod):
+            try:
+                found = await self.call_extenders(pod, found, extenders)
+            except Exception as err:  # upstream: fwk.AsStatus(err)
+                return None, Status.error(str(err) or type(err).__name__)
+        return self._choose_and_prepare(pod, found)
+
+    async def call_extenders(
+        self, pod: Pod, candidates: Sequence[Candidate], extenders: Extenders
+    ) -> list[Candidate]:
+        """The candidates as the extenders answer them (upstream ``callExtenders``): each
+        may drop nodes or victims. Victims stay ordered most important first, which
+        choosing a candidate relies on (an extender's answer may come in any order)."""
+        victims = {c.node_name: Victims(list(c.victims), c.num_pdb_violations) for c in candidates}
+        answer = await extenders.process_preemption(pod, victims, self.handle.snapshot)
+        return [
+            Candidate(node, tuple(sorted(v.pods, key=importance_key)), v.num_pdb_violations)
+            for node, v in answer.items()
+        ]
+
+    def _candidates(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> list[Candidate] | tuple[PostFilterResult | None, Status | None]:
+        """Steps 1 and 2: the candidates, or the result when there are none."""
         # Upstream first re-reads the pod from the informer; the caller's pod is current.
         eligible, reason = self.interface.pod_eligible_to_preempt_others(
             pod, node_to_status.get(pod.nominated_node_name)
@@ -138,7 +180,12 @@ class Evaluator:
             fit_error = FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses))
             # An empty nomination tells the caller to clear the pod's nominatedNodeName.
             return PostFilterResult(), Status.unschedulable(str(fit_error))
+        return candidates
 
+    def _choose_and_prepare(
+        self, pod: Pod, candidates: Sequence[Candidate]
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Steps 3 and 4: pick the best candidate, evict its victims."""
         best = self.select_candidate(candidates)
         if best is None or not best.node_name:
             return None, Status.unschedulable(NO_CANDIDATE)

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from kubesched.framework.args import ArgsError, ArgsReader, FieldError
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import ExtenderAwarePostFilter, Extenders
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import Code, PostFilterPlugin, PostFilterResult, Status
 from kubesched.framework.types import NodeInfo, NodeToStatus, PodInfo
@@ -122,9 +123,17 @@ class DefaultPreemption:
         """Preempt for ``pod`` (see ``Evaluator.preempt``); any message gets the
         ``preemption: `` prefix."""
         result, status = self.evaluator.preempt(state, pod, node_to_status)
-        if status is not None and status.message:
-            return result, Status(status.code, (MESSAGE_PREFIX + status.message,))
-        return result, status
+        return result, _prefixed(status)
+
+    async def post_filter_with_extenders(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus, extenders: Extenders
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """``post_filter`` with the extenders' preempt verbs consulted on the candidates
+        (the framework calls this when the scheduler has extenders)."""
+        result, status = await self.evaluator.preempt_with_extenders(
+            state, pod, node_to_status, extenders
+        )
+        return result, _prefixed(status)
 
     def calculate_num_candidates(self, num_nodes: int) -> int:
         """How many candidates the dry run must find among ``num_nodes`` nodes."""
@@ -185,8 +194,15 @@ class DefaultPreemption:
         )
 
 
+def _prefixed(status: Status | None) -> Status | None:
+    if status is not None and status.message:
+        return Status(status.code, (MESSAGE_PREFIX + status.message,))
+    return status
+
+
 # What upstream's ``var _ fwk.PostFilterPlugin = &DefaultPreemption{}`` states.
 _post_filter: type[PostFilterPlugin] = DefaultPreemption
+_extender_aware: type[ExtenderAwarePostFilter] = DefaultPreemption
 _preemption_interface: type[PreemptionInterface] = DefaultPreemption
 
 
