@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, default_config, load_config
+from kubesched.extender.client_tls import ExtenderConfigError
 from kubesched.framework.runtime import ProfileError
 from kubesched.kube import Client, KubeError
 from kubesched.kube import load_config as load_connection
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         kept = asyncio.run(run(args))
-    except (ConfigError, ProfileError, KubeError) as err:
+    except (ConfigError, ProfileError, KubeError, ExtenderConfigError) as err:
         print(f"kubesched run: {err}", file=sys.stderr)
         return 1
     except TimeoutError:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 
@@ -40,7 +41,9 @@ class LiveClusterClient:
 
     def __init__(self, client: Client) -> None:
         self.client = client
-        self._pending: PendingWrites | None = None
+        self._pending: contextvars.ContextVar[PendingWrites | None] = contextvars.ContextVar(
+            f"pending-writes-{id(self)}", default=None
+        )
         self._background: set[asyncio.Task[object]] = set()
 
     # --- collecting -------------------------------------------------------------------
@@ -49,16 +52,15 @@ class LiveClusterClient:
     def collect(self) -> Iterator[PendingWrites]:
         """Defer the writes made in the ``with`` body to the list it yields.
 
-        The body must be synchronous (no ``await``): the collection is this object's
-        state, so another task must not run while it is open.
+        The collection belongs to the current task (a context variable), so a body that
+        awaits (preemption asking extenders) does not catch other tasks' writes.
         """
-        outer = self._pending
         pending: PendingWrites = []
-        self._pending = pending
+        token = self._pending.set(pending)
         try:
             yield pending
         finally:
-            self._pending = outer
+            self._pending.reset(token)
 
     @staticmethod
     async def flush(pending: PendingWrites) -> list[str]:
@@ -88,8 +90,9 @@ class LiveClusterClient:
             await asyncio.gather(*tuple(self._background), return_exceptions=True)
 
     def _submit(self, what: str, make: Callable[[], Awaitable[object]]) -> None:
-        if self._pending is not None:
-            self._pending.append((what, make))
+        pending = self._pending.get()
+        if pending is not None:
+            pending.append((what, make))
             return
 
         async def run() -> object:

@@ -17,6 +17,10 @@ for rejections; ``error`` otherwise); a bound pod adds its SLI duration and atte
 the extension points run here (PostFilter, Reserve, Unreserve, Permit, PreBind, Bind,
 PostBind) are timed in ``scheduler_framework_extension_point_duration_seconds``.
 
+With extenders (``Scheduler.extenders``) the algorithm awaits their filter and
+prioritize verbs, preemption their preempt verbs, and an interested binder binds instead
+of the Bind plugins (upstream ``extendersBinding``).
+
 Deviation: Permit's Wait is not supported yet (no waiting-pods map in the framework);
 a pod a Permit plugin holds is treated as rejected by that plugin.
 """
@@ -68,7 +72,7 @@ async def schedule_one(sched: Scheduler, info: QueuedPodInfo) -> None:
     fwk.set_snapshot(sched.cache.snapshot())
     state = CycleState()
     try:
-        result = sched.algorithms[pod.scheduler_name].schedule_pod(state, pod)
+        result = await sched.algorithms[pod.scheduler_name].schedule(state, pod)
     except FitError as fit:
         await _handle_fit_error(sched, fwk, state, info, fit, start)
         return
@@ -130,7 +134,15 @@ async def binding_cycle(
         failed = await writer.flush(pending)
         pre_bind = status if status is not None or not failed else Status.error("write failed")
         sched.metrics.extension_point("PreBind", pre_bind, profile, time.perf_counter() - t0)
-        if status is None and not failed:
+        bound = False
+        if status is None and not failed and sched.extenders is not None:
+            # Upstream's extendersBinding: an interested binder binds instead of the
+            # Bind plugins; its failure is the binding's failure.
+            try:
+                bound = await sched.extenders.bind(assumed, host)
+            except Exception as err:
+                bound, status = True, Status.error(str(err) or type(err).__name__)
+        if status is None and not failed and not bound:
             t0 = time.perf_counter()
             with writer.collect() as pending:
                 status = fwk.run_bind_plugins(state, assumed, host)
@@ -186,7 +198,14 @@ async def _handle_fit_error(
         sched.metrics.preemption_attempts.inc()
         t0 = time.perf_counter()
         with writer.collect() as pending:
-            result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
+            if fwk.extenders is None:
+                result, status = fwk.run_post_filter_plugins(
+                    state, pod, fit.diagnosis.node_to_status
+                )
+            else:  # preemption may await the extenders' preempt verbs
+                result, status = await fwk.run_post_filter_plugins_async(
+                    state, pod, fit.diagnosis.node_to_status
+                )
         # Await the deletions: the victims must be on their way out before the pod is
         # requeued, and a failed deletion must not leave a nomination behind.
         failed = await writer.flush(pending)

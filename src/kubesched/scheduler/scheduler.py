@@ -8,8 +8,9 @@ Data flow (ARCHITECTURE.md, "Data flow in the live scheduler")::
 
 Metrics are recorded in :attr:`Scheduler.metrics` (``scheduler/metrics.py``); the health
 and metrics endpoints (``scheduler/endpoints.py``) read :attr:`Scheduler.alive` and
-:attr:`Scheduler.synced`. Not in this slice: assumed-pod expiry (upstream's TTL is 0
-anyway) and Permit's Wait.
+:attr:`Scheduler.synced`. The configuration's ``extenders`` are called over HTTP
+(``extender.client_schedule.ExtenderSet``) by every profile. Not in this slice:
+assumed-pod expiry (upstream's TTL is 0 anyway) and Permit's Wait.
 """
 
 from __future__ import annotations
@@ -17,15 +18,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.extender.client import RawStore
+from kubesched.extender.client_schedule import ExtenderSet, with_ignored_extended_resources
 from kubesched.framework.nominator import Nominator
 from kubesched.framework.registry import Registry
 from kubesched.framework.schedule import build_profiles
 from kubesched.kube import Client, Informer
-from kubesched.kube.resources import NODES, PODS
+from kubesched.kube.resources import NODES, PODS, Resource
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.cache import Cache
@@ -40,6 +43,8 @@ from kubesched.scheduler.schedule_one import schedule_one
 __all__ = ["Scheduler"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Scheduler:
@@ -60,6 +65,8 @@ class Scheduler:
         rng: random.Random | None = None,
         sync_timeout: float = 60.0,
     ) -> None:
+        # Extenders' ignoredByScheduler resources are NodeResourcesFit's ignoredResources.
+        config = with_ignored_extended_resources(config)
         self.config = config
         self.client = client
         self.sync_timeout = sync_timeout
@@ -75,11 +82,22 @@ class Scheduler:
             rng=rng or random.Random(),
             columnar=columnar,
         )
+        #: The configured extenders (None without any); they read the API objects
+        #: that the informers keep in ``raw`` for them.
+        self.raw = RawStore()
+        self.extenders: ExtenderSet | None = None
+        if config.extenders:
+            self.extenders = ExtenderSet.from_config(config.extenders, self.raw)
+            for fwk in self.frameworks.values():
+                fwk.extenders = self.extenders
         self.cache = Cache(columnar=columnar)
         # One nominator for the queue and the frameworks' handles.
         self.queue = SchedulingQueue.from_config(config, self.frameworks, nominator=self.nominator)
         self.pod_informer: Informer[Pod] = Informer(client, PODS)
         self.node_informer: Informer[Node] = Informer(client, NODES)
+        if self.extenders is not None:
+            self.pod_informer.resource = self._keeping_raw(PODS, self.raw.add_pod)
+            self.node_informer.resource = self._keeping_raw(NODES, self.raw.add_node)
         #: Upstream's scheduler metrics; pending pods are read from the queue when scraped.
         self.metrics = SchedulerMetrics(self.queue.counts)
         #: True while :meth:`run` runs (``/healthz``); ``synced`` once informers have
@@ -88,6 +106,9 @@ class Scheduler:
         self.synced = False
         self.handlers = EventHandlers(self.cache, self.queue)
         self.handlers.register(self.pod_informer, self.node_informer)
+        if self.extenders is not None:
+            self.pod_informer.add_handler(on_delete=self.raw.remove_pod)
+            self.node_informer.add_handler(on_delete=lambda node: self.raw.remove_node(node.name))
         #: Pods bound by this scheduler since it started.
         self.bound = 0
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -102,6 +123,19 @@ class Scheduler:
         )
         #: Set when leadership was lost while running (the process should exit non-zero).
         self.leadership_lost = False
+
+    @staticmethod
+    def _keeping_raw(resource: Resource[T], keep: Callable[[dict[str, Any]], None]) -> Resource[T]:
+        """``resource`` decoding as before and handing each object's JSON to ``keep``:
+        extenders are sent the full v1 objects, which the compact ones do not hold."""
+        decode = resource.decode
+
+        def decode_and_keep(raw: dict[str, Any]) -> T:
+            obj = decode(raw)
+            keep(raw)
+            return obj
+
+        return resource.with_decoder(decode_and_keep)
 
     @property
     def informers(self) -> list[Informer[Any]]:
@@ -183,6 +217,8 @@ class Scheduler:
         await self.cluster_client.drain()
         for informer in self.informers:
             await informer.stop()
+        if self.extenders is not None:
+            await self.extenders.close()
 
     # --- helpers for the cycles -------------------------------------------------------
 
