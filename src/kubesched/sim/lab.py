@@ -24,7 +24,7 @@ from kubesched.objects.errors import ObjectError
 from kubesched.objects.pod import Pod
 from kubesched.objects.priority import PriorityResolver
 from kubesched.sim.files import ClusterObjects, InputError, load_objects
-from kubesched.sim.simulator import Placement, Simulator
+from kubesched.sim.simulator import Placement, Simulator, refuse_extenders
 
 
 def load_cluster(cluster_file: Path, *pod_files: Path) -> tuple[ClusterObjects, list[Pod]]:
@@ -134,7 +134,9 @@ def explain(
     registry: Registry,
     seed: int | None = None,
 ) -> dict[str, Any]:
-    """Evaluate ``pod`` against every node; the ``explain --output json`` object."""
+    """Evaluate ``pod`` against every node; the ``explain --output json`` object.
+    Raises ConfigError when ``config`` lists extenders (see ``refuse_extenders``)."""
+    refuse_extenders(config)
     profile = next(
         (p for p in config.profiles if p.scheduler_name == pod.scheduler_name),
         config.profiles[0],

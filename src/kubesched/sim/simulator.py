@@ -4,7 +4,8 @@ It runs the live scheduler's logic in one process and in simulated order: a queu
 by the profile's QueueSort, one scheduling cycle at a time, preemption that deletes its
 victims, and pods rejected earlier retried when an event their rejecting plugins
 registered for happens (a pod bound or deleted). There is no clock: backoff is not
-simulated, and a pod is retried as soon as an event may help it.
+simulated, and a pod is retried as soon as an event may help it. A configuration with
+``extenders`` is refused (``refuse_extenders``): only the live scheduler calls them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kubesched.config import KubeSchedulerConfiguration
+from kubesched.config import ConfigError, FieldError, KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Nominator, StaticClusterLister
 from kubesched.framework.interface import (
@@ -55,6 +56,18 @@ class Placement:
     attempts: int = 0
 
 
+def refuse_extenders(config: KubeSchedulerConfiguration) -> None:
+    """Raise ConfigError if ``config`` lists extenders: the simulator is in-process and
+    offline (it may not reach the extender package, nor the network), and placing pods
+    without the extenders would silently answer another question."""
+    if config.extenders:
+        detail = (
+            "the simulator does not call extenders; remove `extenders` to simulate the "
+            "profiles alone, or schedule a cluster with `kubesched run`"
+        )
+        raise ConfigError(config.source, [FieldError.forbidden("extenders", detail)])
+
+
 class _Queued:
     """Heap entry ordered by the profile's QueueSort."""
 
@@ -82,6 +95,7 @@ class Simulator:
         seed: int | None = None,
         columnar: bool = True,
     ) -> None:
+        refuse_extenders(config)
         self.rng = random.Random(seed)
         # One snapshot, kept up to date pod by pod: the simulation is serial, so every
         # cycle sees the cluster as the previous one left it.
