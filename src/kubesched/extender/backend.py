@@ -39,11 +39,21 @@ NO_NODE_CACHE = (
 )
 
 
-class NoNodeCache(ExtenderError):
-    """A nodeCacheCapable request reached a server that has no node cache."""
+#: Why a nodeCacheCapable request cannot be answered yet.
+CACHE_NOT_SYNCED = (
+    "kubesched extender: the node and pod cache has not synced with the API server yet; "
+    "wait until /readyz answers ok before pointing kube-scheduler at this extender"
+)
 
-    def __init__(self) -> None:
-        super().__init__(NO_NODE_CACHE)
+
+class NoNodeCache(ExtenderError):
+    """A request needs the node cache, and the server has none (or not yet): answered
+    in the ``Error`` field where the answer has one, else with a 501."""
+
+    def __init__(self, message: str = NO_NODE_CACHE, status: int = 501) -> None:
+        super().__init__(message)
+        #: The HTTP status where the answer has no Error field (503: try again later).
+        self.status = status
 
 
 class ExtenderBackend(Protocol):

@@ -4,24 +4,35 @@
 
     kubesched extender serve [--config FILE] [--profile NAME] [--host ADDR] [--port N]
                              [--prefix PATH] [--tls-cert FILE --tls-key FILE]
+                             [--kubeconfig FILE | --in-cluster] [--master URL]
 
-Without ``--config`` the profile is kube-scheduler's default one. Problems a user can fix
-(a bad file, a missing profile, half a TLS pair) print one line each and exit 2.
+Without ``--config`` the profile is kube-scheduler's default one. With cluster access
+(``--kubeconfig``, ``--in-cluster`` or ``--master``) the server keeps a node and pod
+cache through informers: it answers nodeCacheCapable requests and preempt, plugins see
+the bound pods, and ``/readyz`` answers ok once the cache synced. Problems a user can
+fix (a bad file, a missing profile, half a TLS pair) print one line each and exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
 import ssl
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, default_config, load_config
+from kubesched.extender.cache import ClusterCache
 from kubesched.extender.profile import ProfileExtender
 from kubesched.extender.server import ExtenderServer
 from kubesched.framework.runtime import ProfileError
+from kubesched.kube import Client, ConnectionConfig, load_incluster_config
+from kubesched.kube import ConfigError as KubeConfigError
+from kubesched.kube import load_config as load_connection
 from kubesched.plugins.registry import in_tree_registry
 
 EXIT_USAGE = 2
@@ -40,6 +51,9 @@ class Serving:
     host: str
     port: int
     ssl_context: ssl.SSLContext | None
+    #: The API server connection and the cache over it (None: no cluster access).
+    client: Client | None = None
+    cache: ClusterCache | None = None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--prefix", default="", help="path the verbs are under (urlPrefix path)")
     serve.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
     serve.add_argument("--tls-key", help="the certificate's private key (PEM)")
+    access = serve.add_mutually_exclusive_group()
+    access.add_argument(
+        "--kubeconfig", help="keep a node and pod cache of the cluster of this kubeconfig"
+    )
+    access.add_argument(
+        "--in-cluster",
+        action="store_true",
+        help="keep a node and pod cache of the cluster, with the pod's service account",
+    )
+    serve.add_argument("--master", help="the API server URL (overrides the kubeconfig)")
     return parser
 
 
@@ -68,6 +92,24 @@ def _load(path: str | None) -> KubeSchedulerConfiguration:
     if folder not in sys.path:
         sys.path.insert(0, folder)
     return load_config(path)
+
+
+def _connection(args: argparse.Namespace) -> ConnectionConfig | None:
+    """Where the cache connects, or None when no cluster access was asked for."""
+    try:
+        if args.in_cluster:
+            config = load_incluster_config()
+            return config if args.master is None else _with_server(config, args.master)
+        if args.kubeconfig is not None or args.master is not None:
+            return load_connection(args.kubeconfig, master=args.master)
+    except KubeConfigError as err:
+        flag = "--in-cluster" if args.in_cluster else "--kubeconfig"
+        raise UsageError(f"{flag}: cannot connect: {err}") from None
+    return None
+
+
+def _with_server(config: ConnectionConfig, master: str) -> ConnectionConfig:
+    return replace(config, server=master.rstrip("/"))
 
 
 def build_serving(args: argparse.Namespace) -> Serving:
@@ -85,8 +127,11 @@ def build_serving(args: argparse.Namespace) -> Serving:
     else:
         names = ", ".join(sorted(profiles))
         raise UsageError(f"--profile: Not found: {args.profile!r}: profiles are {names}")
+    connection = _connection(args)
+    client = Client(connection) if connection is not None else None
+    cache = ClusterCache(client) if client is not None else None
     try:
-        backend = ProfileExtender.from_profile(profile, in_tree_registry())
+        backend = ProfileExtender.from_profile(profile, in_tree_registry(), cache)
     except ProfileError as err:
         raise ConfigError(args.config or "", err.errors) from None
     context = None
@@ -96,8 +141,37 @@ def build_serving(args: argparse.Namespace) -> Serving:
             context.load_cert_chain(args.tls_cert, args.tls_key)
         except (OSError, ssl.SSLError) as err:
             raise UsageError(f"--tls-cert/--tls-key: cannot load: {err}") from None
-    server = ExtenderServer(backend, prefix=args.prefix)
-    return Serving(server, args.host, args.port, context)
+    ready = (lambda: cache.synced) if cache is not None else None
+    server = ExtenderServer(backend, prefix=args.prefix, ready=ready)
+    return Serving(server, args.host, args.port, context, client, cache)
+
+
+async def serve(
+    serving: Serving,
+    stop: asyncio.Event | None = None,
+    on_listening: Callable[[int], None] | None = None,
+) -> None:
+    """Start the cache's informers and the server; serve until ``stop`` is set (or
+    SIGTERM / SIGINT), then shut both down. ``on_listening`` gets the bound port."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+    if serving.cache is not None:
+        # Serve at once (liveness), while the informers sync (readiness).
+        serving.cache.start()
+    runner, port = await serving.server.start(serving.host, serving.port, serving.ssl_context)
+    if on_listening is not None:
+        on_listening(port)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        if serving.cache is not None:
+            await serving.cache.stop()
+        if serving.client is not None:
+            await serving.client.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,5 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"kubesched extender: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    serving.server.run(serving.host, serving.port, serving.ssl_context)
+    if serving.cache is None:
+        serving.server.run(serving.host, serving.port, serving.ssl_context)
+    else:
+        asyncio.run(serve(serving))
     return 0

@@ -5,8 +5,10 @@ any status but 200 fails the call. Paths served, under an optional prefix:
 
 * ``POST /filter``, ``/prioritize``, ``/bind``, ``/preempt`` — the verbs the backend
   serves (others answer 404 saying so);
-* ``GET /healthz`` — ``ok`` while the server runs (a readiness probe for the deploy
-  order: point kube-scheduler at the extender only once this answers);
+* ``GET /healthz`` — ``ok`` while the server runs (the liveness probe);
+* ``GET /readyz`` — ``ok`` once the server can answer: with a node and pod cache, only
+  after its informers synced, 503 before (the readiness probe, and the deploy order:
+  point kube-scheduler at the extender only once this answers);
 * ``GET /metrics`` — Prometheus text: requests and latency per verb.
 
 A request that is not the protocol's JSON, or lacks the Pod, gets a 400 whose body says
@@ -87,8 +89,11 @@ class ExtenderServer:
         *,
         prefix: str = "",
         metrics: ExtenderMetrics | None = None,
+        ready: Callable[[], bool] | None = None,
     ) -> None:
         self.backend = backend
+        #: Whether the backend can answer yet (None: as soon as the server runs).
+        self.ready = ready
         self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
         self.metrics = metrics or ExtenderMetrics()
 
@@ -98,6 +103,7 @@ class ExtenderServer:
         for verb in VERBS:
             app.router.add_post(f"{self.prefix}/{verb}", self._verb_handler(verb))
         app.router.add_get(f"{self.prefix}/healthz", self._healthz)
+        app.router.add_get(f"{self.prefix}/readyz", self._readyz)
         app.router.add_get(f"{self.prefix}/metrics", self._metrics)
         return app
 
@@ -128,12 +134,17 @@ class ExtenderServer:
         except NoNodeCache as err:
             # Where the answer has an Error field, a 200 carrying it lets kube-scheduler
             # show the reason; a non-200 would show only the status code.
-            return _error_answer(verb, 200 if verb in ("filter", "bind") else 501, str(err))
+            return _error_answer(verb, 200 if verb in ("filter", "bind") else err.status, str(err))
         except Exception as err:
             log.exception("extender %s failed", verb)
             return _error_answer(verb, 500, f"{verb} failed: {type(err).__name__}: {err}")
 
     async def _healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        if self.ready is not None and not self.ready():
+            return web.Response(status=503, text="not ready: the node and pod cache has not synced")
         return web.Response(text="ok")
 
     async def _metrics(self, request: web.Request) -> web.Response:
