@@ -15,6 +15,7 @@ from kubesched.config.decode import INT64, Fields, child, type_error
 from kubesched.config.defaults import default_plugins, merge_plugins
 from kubesched.config.errors import FieldError
 from kubesched.config.gofmt import go_quote
+from kubesched.config.policy import removed_policy_errors
 from kubesched.config.types import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
@@ -57,6 +58,12 @@ def parse_config(
     Returns the best-effort configuration together with every problem found; the
     configuration is only fit for use when the list is empty.
     """
+    removed = removed_policy_errors(data)
+    if removed:
+        # A removed form: the one error saying how to migrate beats a list of fields
+        # (apiVersion, algorithmSource, ...) this version does not know.
+        config, _ = parse_config({"apiVersion": API_VERSION, "kind": KIND}, source)
+        return config, removed
     errors: list[FieldError] = []
     top = Fields(data, "", errors)
     for key, expected in (("apiVersion", API_VERSION), ("kind", KIND)):
