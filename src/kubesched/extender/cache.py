@@ -110,7 +110,9 @@ class ClusterCache:
         if self._snapshot is None:
             self.rebuilds += 1
             self._snapshot = Snapshot.from_objects(
-                self.node_informer.list(), (p for p in self.pod_informer.list() if _counted(p))
+                self.node_informer.list(),
+                (p for p in self.pod_informer.list() if _counted(p)),
+                columnar=True,
             )
         return self._snapshot
 
@@ -121,9 +123,8 @@ class ClusterCache:
         (spreading, affinity) see the whole of it, not only the candidates."""
         given = {node.name for node in nodes}
         everything = [*nodes, *(n for n in self.node_informer.list() if n.name not in given)]
-        return Snapshot.from_objects(
-            everything, (p for p in self.pod_informer.list() if _counted(p))
-        )
+        pods = (p for p in self.pod_informer.list() if _counted(p))
+        return Snapshot.from_objects(everything, pods, columnar=True)
 
     def pods_on(self, node_name: str) -> list[Pod]:
         """The counted pods bound to ``node_name``."""
