@@ -94,12 +94,19 @@ def pod_body(name: str, node: str = "", app: str = "web") -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": app}, "uid": f"uid-{name}"},
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"app": app},
+            "uid": f"uid-{name}",
+        },
         "spec": spec,
     }
 
 
-async def _post_all(session: aiohttp.ClientSession, url: str, bodies: list[tuple[str, Any]]) -> None:
+async def _post_all(
+    session: aiohttp.ClientSession, url: str, bodies: list[tuple[str, Any]]
+) -> None:
     queue = list(reversed(bodies))
 
     async def worker() -> None:
@@ -147,12 +154,17 @@ async def _measure(
     return requests / elapsed, statistics.median(latencies), p99
 
 
-async def bench(api: str, cached: str, bare: str, sizes: list[int], requests: int, per_node: int) -> None:
+async def bench(
+    api: str, cached: str, bare: str, sizes: list[int], requests: int, per_node: int
+) -> None:
     biggest = max(sizes)
     async with aiohttp.ClientSession() as session:
         await _post_all(session, api, [("/api/v1/nodes", node_body(i)) for i in range(biggest)])
         pods = [
-            ("/api/v1/namespaces/default/pods", pod_body(f"bound-{i}", f"node-{i % biggest}", f"app-{i % 10}"))
+            (
+                "/api/v1/namespaces/default/pods",
+                pod_body(f"bound-{i}", f"node-{i % biggest}", f"app-{i % 10}"),
+            )
             for i in range(biggest * per_node)
         ]
         await _post_all(session, api, pods)
@@ -161,31 +173,44 @@ async def bench(api: str, cached: str, bare: str, sizes: list[int], requests: in
         nodes.sort(key=lambda n: int(n["metadata"]["name"].split("-")[1]))
         await _wait_ready(session, cached)
         # The cache has synced; wait until it holds every node and pod just written.
-        probe = json.dumps({"Pod": pod_body("probe"), "Nodes": None, "NodeNames": [f"node-{biggest - 1}"]})
+        probe = json.dumps(
+            {"Pod": pod_body("probe"), "Nodes": None, "NodeNames": [f"node-{biggest - 1}"]}
+        )
         for _ in range(600):
             async with session.post(cached + "/filter", data=probe) as response:
                 if (await response.json())["NodeNames"] == [f"node-{biggest - 1}"]:
                     break
             await asyncio.sleep(0.1)
         pod = pod_body("pending", app="app-1")
-        print(f"| mode | nodes | verb | requests/s | p50 ms | p99 ms |")
+        print("| mode | nodes | verb | requests/s | p50 ms | p99 ms |")
         print("|---|---:|---|---:|---:|---:|")
         for size in sizes:
             subset = nodes[:size]
-            full = json.dumps({"Pod": pod, "Nodes": {"metadata": {}, "items": subset}, "NodeNames": None}).encode()
+            full = json.dumps(
+                {"Pod": pod, "Nodes": {"metadata": {}, "items": subset}, "NodeNames": None}
+            ).encode()
             names = json.dumps(
                 {"Pod": pod, "Nodes": None, "NodeNames": [n["metadata"]["name"] for n in subset]}
             ).encode()
             count = requests if size <= 100 else max(50, requests // 5)
-            for mode, url, body in (("Nodes", bare, full), ("Nodes+cache", cached, full), ("NodeNames", cached, names)):
+            for mode, url, body in (
+                ("Nodes", bare, full),
+                ("Nodes+cache", cached, full),
+                ("NodeNames", cached, names),
+            ):
                 for verb in ("filter", "prioritize"):
                     rate, p50, p99 = await _measure(session, f"{url}/{verb}", body, count)
-                    print(f"| {mode} | {size:,} | {verb} | {rate:,.0f} | {p50:.2f} | {p99:.2f} |", flush=True)
+                    print(
+                        f"| {mode} | {size:,} | {verb} | {rate:,.0f} | {p50:.2f} | {p99:.2f} |",
+                        flush=True,
+                    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", default="100,1000", help="node counts per request, comma-separated")
+    parser.add_argument(
+        "--nodes", default="100,1000", help="node counts per request, comma-separated"
+    )
     parser.add_argument("--requests", type=int, default=300, help="requests per 100-node case")
     parser.add_argument("--pods-per-node", type=int, default=2, help="bound pods per node")
     args = parser.parse_args(argv)
@@ -205,7 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         api_url = json.loads(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
         cached_port, bare_port = _free_port(), _free_port()
         serve = [_PY, "-c", ext_code, "serve", "--host", "127.0.0.1"]
-        procs.append(subprocess.Popen([*serve, "--port", str(cached_port), "--kubeconfig", str(kubeconfig)]))
+        procs.append(
+            subprocess.Popen([*serve, "--port", str(cached_port), "--kubeconfig", str(kubeconfig)])
+        )
         procs.append(subprocess.Popen([*serve, "--port", str(bare_port)]))
         asyncio.run(
             bench(
