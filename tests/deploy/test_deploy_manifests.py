@@ -87,7 +87,10 @@ def test_deployments_are_hardened(overlay: str) -> None:
             assert security["capabilities"]["drop"] == ["ALL"]
             assert security["readOnlyRootFilesystem"] is True
             assert security["allowPrivilegeEscalation"] is False
-            assert container["image"] == "ghcr.io/example/kubesched:0.1.0"
+            if container["name"] == "kube-scheduler":  # the managed cluster's second one
+                assert container["image"].startswith("registry.k8s.io/kube-scheduler:v1.34.")
+            else:
+                assert container["image"] == "ghcr.io/example/kubesched:0.1.0"
             assert {"cpu", "memory"} <= set(container["resources"]["requests"])
             assert {"cpu", "memory"} <= set(container["resources"]["limits"])
             assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
