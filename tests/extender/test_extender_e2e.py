@@ -3,8 +3,9 @@
 The embedded API server runs for real; the scheduler is configured from YAML, as
 ``kubesched run --config`` is, and calls extenders served over HTTP in the same process:
 an SDK extender (filter, prioritize, bind), and small aiohttp servers for what the SDK
-does not serve (a slow extender, a preempt verb). The official ``kubernetes`` client
-reads the outcome, as a user would.
+does not serve (a slow extender, a preempt verb). Last, ``kubesched run`` itself with
+``examples/extender_filter.py``, each in a process of its own. The official
+``kubernetes`` client reads the outcome, as a user would.
 """
 
 from __future__ import annotations
@@ -12,8 +13,15 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -263,7 +271,7 @@ def test_an_extender_that_times_out_is_skipped_only_when_ignorable(apiserver, ig
     api = core(apiserver)
 
     async def body() -> None:
-        async with serving(slow_app(5.0)) as url:
+        async with serving(slow_app(1.0)) as url:
             extenders = f"""
 - urlPrefix: {url}
   filterVerb: filter
@@ -358,3 +366,96 @@ def test_preemption_candidates_go_through_the_extenders_preempt_verb(apiserver):
                 assert [p["metadata"]["name"] for p in sent["y"]["Pods"] or ()] == ["on-y"]
 
     run(body)
+
+
+# --- kubesched run --config, with the example extender as its own process ---------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(url: str, deadline: float) -> None:
+    while True:  # start the extender first, as the docs say
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            assert time.monotonic() < deadline, "the example extender did not start"
+            time.sleep(0.05)
+
+
+def test_kubesched_run_with_the_example_filter_extender(apiserver, tmp_path):
+    api = core(apiserver)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection: {{leaderElect: false}}
+extenders:
+- urlPrefix: {url}
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 1
+"""
+    )
+    example = Path(__file__).resolve().parents[2] / "examples" / "extender_filter.py"
+    extender = subprocess.Popen(
+        [sys.executable, str(example), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    scheduler = None
+    try:
+        wait_healthy(url, time.monotonic() + 30)
+        scheduler = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from kubesched.cli import main; sys.exit(main(sys.argv[1:]))",
+                "run",
+                "--config",
+                str(config),
+                "--kubeconfig",
+                str(apiserver.kubeconfig_path),
+                "--secure-port",
+                "0",
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+        async def body() -> None:
+            connection = load_kubeconfig([apiserver.kubeconfig_path])
+            async with Client(connection) as client:
+                await client.create(NODES.raw, node("plain"))
+                await client.create(NODES.raw, node("allowed", {"scheduler-extender": "allowed"}))
+                # The plugins alone would prefer the empty node "plain".
+                await client.create(PODS.raw, pod("busy", "2", node_name="allowed"))
+                await client.create(PODS.raw, pod("p"))
+                await client.create(
+                    PODS.raw, pod("q", selector={"kubernetes.io/hostname": "plain"})
+                )
+            # Both nodes fit; the extender's filter rules out "plain".
+            assert await until(lambda: node_of(api, "p"), "p bound", 20.0) == "allowed"
+            messages = await until(
+                lambda: event_messages(api, "q", "FailedScheduling"), "FailedScheduling", 20.0
+            )
+            assert messages[0].startswith(
+                "0/2 nodes are available: 1 node(s) didn't have label "
+                "scheduler-extender=allowed, 1 node(s) didn't match Pod's node affinity/selector."
+            ), messages[0]
+
+        asyncio.run(asyncio.wait_for(body(), 40.0))
+        scheduler.send_signal(signal.SIGTERM)
+        assert scheduler.wait(timeout=10) == 0, scheduler.stderr.read() if scheduler.stderr else ""
+    finally:
+        for proc in (scheduler, extender):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
