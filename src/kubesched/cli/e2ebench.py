@@ -94,6 +94,7 @@ class E2EResult:
     scheduler_peak_mib: float | None
     apiserver_cpu_seconds: float | None
     driver_cpu_seconds: float
+    load_average: float = 0.0
     metrics: dict[str, float] = field(default_factory=dict)
     server: str = "embedded"
 
@@ -119,9 +120,14 @@ class E2EResult:
                 round(self.raw_binds / self.raw_bind_seconds, 1) if self.raw_bind_seconds else 0.0
             ),
             "scheduler_cpu_seconds": _round(cpu, 2),
+            # Per pod: steadier than wall time on a shared machine.
+            "scheduler_cpu_ms_per_pod": _per_pod(cpu, self.pods),
+            "apiserver_cpu_ms_per_pod": _per_pod(self.apiserver_cpu_seconds, self.pods),
             "scheduler_peak_mib": _round(self.scheduler_peak_mib, 1),
             "apiserver_cpu_seconds": _round(self.apiserver_cpu_seconds, 2),
             "driver_cpu_seconds": round(self.driver_cpu_seconds, 2),
+            # Other work on the machine slows the wall-clock figures: say how much.
+            "load_average": round(self.load_average, 2),
             "time": {
                 # Serial work of the scheduling cycles (filter + score + select).
                 "scheduling_algorithm_seconds": round(algorithm, 3),
@@ -140,6 +146,10 @@ class E2EResult:
 
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
+
+
+def _per_pod(seconds: float | None, pods: int) -> float | None:
+    return None if seconds is None or not pods else round(1000 * seconds / pods, 3)
 
 
 def _percentile(ordered: list[float], pct: float) -> float:
@@ -166,8 +176,9 @@ def e2e_text(data: dict[str, Any]) -> str:
         f"p99 {data['p99_ms']} ms (create request sent -> seen bound)",
         f"  API server      {data['raw_binds_per_second']} raw binds/s alone "
         f"({data['raw_binds']} binds); {fmt(data['apiserver_cpu_seconds'], 's')} CPU "
-        "while scheduling",
-        f"  scheduler       {fmt(data['scheduler_cpu_seconds'], 's')} CPU, peak "
+        f"while scheduling ({fmt(data['apiserver_cpu_ms_per_pod'], ' ms')} per pod)",
+        f"  scheduler       {fmt(data['scheduler_cpu_seconds'], 's')} CPU "
+        f"({fmt(data['scheduler_cpu_ms_per_pod'], ' ms')} per pod), peak "
         f"{fmt(data['scheduler_peak_mib'], ' MiB')}",
         f"    algorithm     {t['scheduling_algorithm_seconds']}s over "
         f"{t['scheduling_attempts']} attempts",
@@ -176,6 +187,7 @@ def e2e_text(data: dict[str, Any]) -> str:
         f"    bind calls    {t['bind_api_mean_ms']} ms mean, {t['bind_api_seconds_summed']}s "
         "summed (concurrent)",
         f"  this driver     {data['driver_cpu_seconds']}s CPU (creating, watching)",
+        f"  load average    {data['load_average']} (1 min, at the start; 2 cores)",
     ]
     return "\n".join(lines) + "\n"
 
@@ -546,6 +558,7 @@ async def _measure(
     listed = await client.list(PODS.raw, namespace, limit=1)
     watch = _BoundWatch(client, namespace, pods)
     watcher = asyncio.create_task(watch.run(listed.resource_version))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     sent: dict[str, float] = {}
     names = [f"pod-{i:05d}" for i in range(pods)]
     cpu0 = _proc_cpu_seconds(scheduler.pid)
@@ -599,6 +612,7 @@ async def _measure(
         driver_cpu_seconds=driver_cpu,
         metrics=metrics,
         server="embedded" if server is not None else "kubeconfig",
+        load_average=load,
     )
 
 
