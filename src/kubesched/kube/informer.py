@@ -113,6 +113,8 @@ class Informer(Generic[T]):
         self.bookmarks = 0
         self._handlers: list[Handler[T]] = []
         self._items: dict[str, tuple[str, T]] = {}
+        #: The wire objects, kept only for a resource that decodes updates from them.
+        self._raws: dict[str, RawObject] | None = {} if resource.decode_update else None
         self._task: asyncio.Task[None] | None = None
 
     # --- the store ------------------------------------------------------------------
@@ -225,19 +227,29 @@ class Informer(Generic[T]):
             await self._upsert(key, _version(raw), raw)
         for key in [k for k in self._items if k not in seen]:
             _, old = self._items.pop(key)
+            if self._raws is not None:
+                self._raws.pop(key, None)
             await self._notify_delete(old)
 
     async def _upsert(self, key: str, version: str, raw: RawObject) -> None:
         entry = self._items.get(key)
         if entry is not None and not _is_newer(version, entry[0]):
             return  # this version (or a later one) is already applied
+        raws = self._raws
         try:
-            obj = self.resource.decode(raw)
+            old_raw = raws.get(key) if raws is not None and entry is not None else None
+            decode_update = self.resource.decode_update
+            if old_raw is not None and entry is not None and decode_update is not None:
+                obj = decode_update(entry[1], old_raw, raw)
+            else:
+                obj = self.resource.decode(raw)
         except ObjectError as exc:
             # One malformed object must not stop the informer; it stays out of the store.
             log.warning("%s: skipping %s: %s", self.resource, key, exc)
             return
         self._items[key] = (version, obj)
+        if raws is not None:
+            raws[key] = raw
         for handler in tuple(self._handlers):
             if entry is None and handler.on_add is not None:
                 await _call(handler.on_add, obj)
@@ -287,6 +299,8 @@ class Informer(Generic[T]):
             entry = self._items.get(key)
             if entry is not None and _is_newer(version, entry[0]):
                 del self._items[key]
+                if self._raws is not None:
+                    self._raws.pop(key, None)
                 try:
                     final = self.resource.decode(raw)
                 except ObjectError:

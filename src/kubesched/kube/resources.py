@@ -33,6 +33,7 @@ __all__ = [
     "STATEFUL_SETS",
     "RawObject",
     "Resource",
+    "decode_pod_update",
 ]
 
 T = TypeVar("T")
@@ -53,6 +54,10 @@ class Resource(Generic[T]):
     kind: str
     namespaced: bool
     decode: Callable[[RawObject], T]
+    #: ``decode_update(old, old_raw, new_raw)``: the same as ``decode(new_raw)``, cheaper
+    #: when it can reuse ``old`` (decoded from ``old_raw``). Informers keep the wire
+    #: objects of collections that have one.
+    decode_update: Callable[[T, RawObject, RawObject], T] | None = None
 
     @property
     def raw(self) -> Resource[RawObject]:
@@ -63,7 +68,7 @@ class Resource(Generic[T]):
 
     def with_decoder(self, decode: Callable[[RawObject], Any]) -> Resource[Any]:
         """The same collection with another decoder (for a custom resource's own type)."""
-        return replace(self, decode=decode)
+        return replace(self, decode=decode, decode_update=None)
 
     @property
     def group_version(self) -> str:
@@ -90,9 +95,44 @@ class Resource(Generic[T]):
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
+#: What ``Pod.from_dict`` reads from metadata and from status.
+_POD_METADATA = ("name", "namespace", "uid", "labels", "creationTimestamp", "deletionTimestamp")
+
+
+def decode_pod_update(old: Pod, old_raw: RawObject, new_raw: RawObject) -> Pod:
+    """``Pod.from_dict(new_raw)``, derived from ``old`` when the update changed only what
+    a binding or a status write changes (``spec.nodeName``, ``status.phase``,
+    ``status.nominatedNodeName``, fields the typed view does not read): the containers,
+    requests, affinity and the rest are then the same, and decoding them again was the
+    largest cost of a bind's watch event."""
+    om, nm = old_raw.get("metadata"), new_raw.get("metadata")
+    osp, nsp = old_raw.get("spec"), new_raw.get("spec")
+    ost, nst = old_raw.get("status") or {}, new_raw.get("status") or {}
+    if not all(isinstance(part, dict) for part in (om, nm, osp, nsp, ost, nst)):
+        return Pod.from_dict(new_raw)
+    assert isinstance(om, dict) and isinstance(nm, dict)
+    assert isinstance(osp, dict) and isinstance(nsp, dict)
+    if any(om.get(k) != nm.get(k) for k in _POD_METADATA):
+        return Pod.from_dict(new_raw)
+    if ost.get("qosClass") != nst.get("qosClass"):
+        return Pod.from_dict(new_raw)
+    if len(osp) - ("nodeName" in osp) != len(nsp) - ("nodeName" in nsp):
+        return Pod.from_dict(new_raw)
+    missing = object()
+    for key, value in nsp.items():
+        if key != "nodeName" and osp.get(key, missing) != value:
+            return Pod.from_dict(new_raw)
+    node_name = nsp.get("nodeName") or ""
+    phase = nst.get("phase") or "Pending"
+    nominated = nst.get("nominatedNodeName") or ""
+    if not (isinstance(node_name, str) and isinstance(phase, str) and isinstance(nominated, str)):
+        return Pod.from_dict(new_raw)  # the decoder names the bad field
+    return old.evolve(node_name=node_name, phase=phase, nominated_node_name=nominated)
+
+
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False, Namespace.from_dict)
 NODES = Resource("", "v1", "nodes", "Node", False, Node.from_dict)
-PODS = Resource("", "v1", "pods", "Pod", True, Pod.from_dict)
+PODS = Resource("", "v1", "pods", "Pod", True, Pod.from_dict, decode_pod_update)
 BINDINGS = Resource("", "v1", "bindings", "Binding", True, _identity)
 EVENTS = Resource("", "v1", "events", "Event", True, _identity)
 SERVICES = Resource("", "v1", "services", "Service", True, Workload.from_dict)
