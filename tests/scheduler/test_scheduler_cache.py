@@ -79,6 +79,24 @@ def test_confirmation_ends_assumed_state(clock) -> None:
     assert requested_cpu(cache, "n1") == (1000, 1000)
 
 
+def test_confirmation_with_a_snapshot_keeps_equal_pods_and_replaces_changed_ones(clock) -> None:
+    cache = Cache(ttl=5.0, clock=clock)
+    cache.add_node(N1)
+    snapshot = cache.snapshot()
+    cache.assume_pod(P1)
+    cache.finish_binding(P1)
+    cache.add_pod(P1.evolve())  # the informer's copy: equal, another object
+    assert not cache.is_assumed_pod(P1) and cache.pod_count() == 1
+    assert requested_cpu(cache, "n1") == (1000, 1000)
+    clock.advance(10.0)
+    assert cache.cleanup_assumed_pods() == []  # confirmed pods never expire
+    relabelled = P1.evolve(labels={"app": "new"})
+    cache.add_pod(relabelled)
+    [held] = snapshot.get("n1").pods
+    assert held.pod.labels == {"app": "new"}
+    assert requested_cpu(cache, "n1") == (1000, 1000)
+
+
 def test_pod_bound_elsewhere_than_assumed_moves_to_that_node(clock) -> None:
     cache = Cache(clock=clock)
     cache.add_node(N1)

@@ -74,5 +74,7 @@ def test_e2e_rejects_bad_sizes_and_options(capsys):
     assert code == 2 and "--nodes: Invalid value: 0" in err
     code, _, err = _run(capsys, "--workload", "spread")
     assert code == 2 and "--workload: not supported with --e2e" in err
+    code, _, err = _run(capsys, "--kubeconfig", "kc", "--nodes", "3")
+    assert code == 2 and "--nodes: not with --kubeconfig" in err
     assert main(["bench", "--kubeconfig", "x"]) == 2
     assert "--kubeconfig: only with --e2e" in capsys.readouterr().err

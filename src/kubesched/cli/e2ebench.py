@@ -641,6 +641,12 @@ def run_e2e_command(args: Any) -> int:
         if value:
             print(f"kubesched: error: {name}: not supported with --e2e", file=sys.stderr)
             return 2
+    if args.kubeconfig is not None and args.nodes is not None:
+        print(
+            "kubesched: error: --nodes: not with --kubeconfig (the cluster's own nodes are used)",
+            file=sys.stderr,
+        )
+        return 2
     show = sys.stderr.isatty() and not args.json
 
     def say(message: str) -> None:

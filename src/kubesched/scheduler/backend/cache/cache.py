@@ -154,8 +154,16 @@ class Cache:
             return
         state = self._pods.get(pod.key)
         if state is not None:
-            # Assumed (the usual confirmation) or already added (a relist): either way
-            # the informer's version replaces ours.
+            if state.pod == pod:
+                # The usual confirmation: the pod bound as assumed (equal, and cheap to
+                # compare: the informer's version shares the decoded parts). Nothing on
+                # its node changes; it is just no longer assumed.
+                self._assumed.discard(pod.key)
+                state.binding_finished = False
+                state.deadline = None
+                return
+            # Assumed elsewhere or changed meanwhile, or already added (a relist):
+            # either way the informer's version replaces ours.
             self._remove(state.pod)
         self._add(pod)
 
