@@ -1,11 +1,15 @@
 """Discovery documents: ``/version``, ``/api``, ``/apis``, and resource lists per group/version.
 
 This is the legacy (unaggregated) discovery that every client falls back to: kubectl and
-the ``kubernetes`` client find resources, scopes, kinds, verbs and short names here.
+the ``kubernetes`` client find resources, scopes, kinds, verbs and short names here. It is
+computed from the store's resources on every request, so custom resources appear and go
+with their CRDs. A group's versions are in upstream's priority order (GA, beta, alpha,
+newest first: ``version.CompareKubeAwareVersionStrings``); the first is preferred.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubesched.apiserver.resources import Resource
@@ -45,13 +49,28 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
+_KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """A sort key putting versions in kube-aware priority order: v2, v1, v1beta2,
+    v1beta1, v1alpha1, then versions that do not look like Kubernetes versions by name."""
+    match = _KUBE_VERSION.fullmatch(version)
+    if match is None:
+        return (3, 0, 0, version)
+    major = int(match.group(1))
+    stage = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    minor = int(match.group(3) or 0)
+    return (stage, -major, -minor, "")
+
+
 def groups(resources: tuple[Resource, ...]) -> dict[str, list[str]]:
-    """Named groups (not core) and their versions, in first-seen order."""
+    """Named groups (not core) in first-seen order, and their served versions by priority."""
     found: dict[str, list[str]] = {}
     for r in resources:
-        if r.group and r.version not in found.setdefault(r.group, []):
+        if r.group and r.served and r.version not in found.setdefault(r.group, []):
             found[r.group].append(r.version)
-    return found
+    return {g: sorted(vs, key=version_priority) for g, vs in found.items() if vs}
 
 
 def group_list(resources: tuple[Resource, ...]) -> dict[str, Any]:
@@ -75,7 +94,7 @@ def resource_list(
     resources: tuple[Resource, ...], group_name: str, version: str
 ) -> dict[str, Any] | None:
     """The ``/api/v1`` or ``/apis/<group>/<version>`` body (APIResourceList), or None."""
-    served = [r for r in resources if r.group == group_name and r.version == version]
+    served = [r for r in resources if r.group == group_name and r.version == version and r.served]
     if not served:
         return None
     entries: list[dict[str, Any]] = []

@@ -5,10 +5,13 @@ it looks for a PATCH operation tagged with the object's group/version/kind that 
 ``fieldValidation`` query parameter, and then skips client-side schema validation. Without
 any OpenAPI it refuses to ``apply`` unless told ``--validate=false``. These documents list
 the paths and operations, not the schemas (later slice: real schemas for ``explain``).
+Each document's ``hash`` follows what it lists, so that kubectl's cache (which keeps a
+document by URL) sees a group/version change when custom resources come and go.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from kubesched.apiserver.resources import Resource
@@ -20,10 +23,16 @@ def _gv_path(group: str, version: str) -> str:
 
 def root(resources: tuple[Resource, ...]) -> dict[str, Any]:
     """The ``/openapi/v3`` index: one entry per served group/version."""
-    paths: dict[str, Any] = {}
+    listed: dict[str, list[str]] = {}
     for r in resources:
-        path = _gv_path(r.group, r.version)
-        paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash=kubesched"}
+        if r.served:
+            listed.setdefault(_gv_path(r.group, r.version), []).append(
+                f"{r.plural}/{r.kind}/{r.namespaced}"
+            )
+    paths: dict[str, Any] = {}
+    for path, names in listed.items():
+        digest = hashlib.sha256("\n".join(names).encode()).hexdigest()[:16].upper()
+        paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
     return {"paths": paths}
 
 
@@ -45,7 +54,7 @@ def group_version(
     resources: tuple[Resource, ...], group: str, version: str
 ) -> dict[str, Any] | None:
     """The document for one group/version, or None when nothing is served there."""
-    served = [r for r in resources if r.group == group and r.version == version]
+    served = [r for r in resources if r.group == group and r.version == version and r.served]
     if not served:
         return None
     prefix = "/" + _gv_path(group, version)

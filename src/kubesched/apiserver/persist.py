@@ -174,6 +174,22 @@ class SqliteStorage:
         except (ValueError, TypeError, KeyError) as exc:
             raise StorageError(f"{self.path}: damaged kubesched data file ({exc})") from None
 
+    def objects_of(self, key: ResourceKey) -> list[Object]:
+        """The stored objects of one resource, read before the store loads the file: the
+        CustomResourceDefinitions, whose custom resources must be served before their
+        objects can be loaded."""
+        try:
+            rows = self._db.execute(
+                "SELECT json FROM objects WHERE resource = ? ORDER BY namespace, name",
+                (resource_name(key),),
+            ).fetchall()
+            objects = [json.loads(text) for (text,) in rows]
+        except (sqlite3.Error, ValueError) as exc:
+            raise StorageError(f"{self.path}: damaged kubesched data file ({exc})") from None
+        if not all(isinstance(obj, dict) for obj in objects):
+            raise StorageError(f"{self.path}: damaged objects of {resource_name(key)}")
+        return objects
+
     def _load(self, keys: dict[str, ResourceKey]) -> Snapshot:
         db = self._db
         snap = Snapshot()
@@ -295,6 +311,24 @@ class SqliteStorage:
             "INSERT OR REPLACE INTO floors (resource, rv) VALUES (?, ?)", (resource, floor)
         )
         return self._window
+
+    def drop_resource(self, key: ResourceKey) -> None:
+        """Forget a resource that is no longer served (a deleted custom resource): its
+        objects, its watch window and its floor."""
+        resource = resource_name(key)
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("objects", "events", "floors"):
+                    db.execute(f"DELETE FROM {table} WHERE resource = ?", (resource,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StorageError(f"{self.path}: cannot write: {exc}") from None
+        self._counts.pop(resource, None)
 
     def close(self) -> None:
         """Checkpoint and close the file (further writes fail)."""

@@ -5,14 +5,29 @@ coordination.k8s.io/v1): its kind, scope, subresources and the field selectors i
 list and watch accept (upstream registers those per resource, e.g. ``pod.GetAttrs``).
 :data:`BUILTIN` is the served set; the store and the HTTP layer look resources up here. A
 resource with ``view_of`` keeps no objects of its own: it serves another's under a
-different schema (:mod:`kubesched.apiserver.eventsv1`).
+different schema (:mod:`kubesched.apiserver.eventsv1`, or another version of a custom
+resource). Custom resources (:mod:`kubesched.apiserver.crd`) are resources made at run
+time from a CustomResourceDefinition; they carry a :class:`CustomInfo`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 _META_FIELDS = ("metadata.name", "metadata.namespace")
+
+
+@dataclass(frozen=True, eq=False)
+class CustomInfo:
+    """What a custom resource's version serves, from its CustomResourceDefinition."""
+
+    #: The CRD's name (``<plural>.<group>``).
+    crd: str
+    #: The version's ``schema.openAPIV3Schema`` (None: anything goes).
+    schema: dict[str, Any] | None
+    #: The version's ``additionalPrinterColumns`` (with upstream's default, Age, if empty).
+    columns: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,12 @@ class Resource:
     #: For a second view of another resource's objects (events.k8s.io/v1 events over
     #: core/v1 events): the resource whose store holds them.
     view_of: Resource | None = None
+    #: For a custom resource: its schema and printer columns (not compared: one
+    #: collection is one resource whatever its CRD says now).
+    custom: CustomInfo | None = field(default=None, compare=False)
+    #: False for a collection kept only as the storage behind views (a custom resource's
+    #: objects, whatever version wrote them): neither routed nor in discovery.
+    served: bool = True
 
     @property
     def group_version(self) -> str:
@@ -67,6 +88,20 @@ class Resource:
     def has_status(self) -> bool:
         """Whether ``status`` is a subresource, kept apart from the main resource's writes."""
         return "status" in self.subresources
+
+    def spec_changed(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether an update from ``old`` to ``new`` bumps ``metadata.generation``.
+
+        Built-ins: a change of ``spec``. Custom resources (upstream's
+        customResourceStrategy): a change of anything but metadata, and but status when
+        status is a subresource.
+        """
+        if self.custom is None:
+            return old.get("spec") != new.get("spec")
+        kept = ("metadata", "status") if self.has_status else ("metadata",)
+        return {k: v for k, v in old.items() if k not in kept} != {
+            k: v for k, v in new.items() if k not in kept
+        }
 
     @property
     def selectable_fields(self) -> tuple[str, ...]:
@@ -217,6 +252,18 @@ EVENTS_V1 = Resource(
     view_of=EVENTS,
 )
 
+CUSTOMRESOURCEDEFINITIONS = Resource(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    False,
+    "customresourcedefinition",
+    ("crd", "crds"),
+    ("status",),
+    categories=("api-extensions",),
+)
+
 #: Every resource this server serves, in discovery order.
 BUILTIN: tuple[Resource, ...] = (
     NAMESPACES,
@@ -233,6 +280,7 @@ BUILTIN: tuple[Resource, ...] = (
     REPLICASETS,
     STATEFULSETS,
     EVENTS_V1,
+    CUSTOMRESOURCEDEFINITIONS,
 )
 
 

@@ -11,15 +11,21 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from kubesched.apiserver import errors, priority
+from kubesched.apiserver import crd, errors, priority
 from kubesched.apiserver.admission import (
     check_body,
     default_node_status,
     default_on_create,
     validate_name,
 )
-from kubesched.apiserver.patch import apply_patch
-from kubesched.apiserver.resources import NAMESPACES, PODS, PRIORITYCLASSES, Resource
+from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
+from kubesched.apiserver.resources import (
+    CUSTOMRESOURCEDEFINITIONS,
+    NAMESPACES,
+    PODS,
+    PRIORITYCLASSES,
+    Resource,
+)
 from kubesched.apiserver.store import Store, now_rfc3339
 from kubesched.apiserver.watch import Object
 
@@ -61,15 +67,27 @@ def create(store: Store, res: Resource, namespace: str | None, body: Any) -> Rep
     _require_namespace(store, res, namespace)
     default_on_create(res, obj)
     _admit(store, res, obj, creating=True)
-    return 201, store.create(res, obj, namespace)
+    return 201, _written(store, res, store.create(res, obj, namespace))
 
 
 def _admit(store: Store, res: Resource, obj: Object, creating: bool) -> None:
-    # Mutating and validating admission that needs the store (the Priority plugin).
+    # Mutating and validating admission that needs the store (the Priority plugin), and
+    # the strategies of CRDs and custom resources (defaulting, pruning, validation).
     if res.plural == "pods" and creating:
         priority.admit_pod(store, obj)
     elif res is PRIORITYCLASSES:
         priority.admit_priority_class(store, obj)
+    elif res is CUSTOMRESOURCEDEFINITIONS:
+        crd.admit_definition(store, obj, creating)
+    elif res.custom is not None:
+        crd.admit_custom(res, obj, creating)
+
+
+def _written(store: Store, res: Resource, stored: Object) -> Object:
+    # A CRD written: its names accepted, established and served before the reply.
+    if res is CUSTOMRESOURCEDEFINITIONS:
+        crd.sync(store, stored)
+    return stored
 
 
 def update(
@@ -84,7 +102,7 @@ def update(
     if res is PODS and sub == "":
         with contextlib.suppress(errors.ApiError):  # gone: the update answers 404
             priority.keep_on_update(store.get(res, namespace, name), obj)
-    return 200, store.update(res, obj, namespace, sub)
+    return 200, _written(store, res, store.update(res, obj, namespace, sub))
 
 
 def patch(
@@ -97,6 +115,9 @@ def patch(
     sub: str = "",
 ) -> Reply:
     """PATCH on an object or its status: 200 with the stored object."""
+    if res.custom is not None and content_type == STRATEGIC:
+        # As apiextensions-apiserver: custom resources have no patch strategies.
+        raise errors.unsupported_media_type((JSON_PATCH, MERGE))
 
     def mutate(current: Object) -> Object:
         patched = apply_patch(current, body, content_type)
@@ -107,7 +128,7 @@ def patch(
         _admit(store, res, obj, creating=False)
         return obj
 
-    return 200, store.guaranteed_update(res, namespace, name, mutate, sub)
+    return 200, _written(store, res, store.guaranteed_update(res, namespace, name, mutate, sub))
 
 
 def delete(store: Store, res: Resource, namespace: str | None, name: str, options: Any) -> Reply:
@@ -136,6 +157,9 @@ def delete(store: Store, res: Resource, namespace: str | None, name: str, option
 
     def grace(obj: Object) -> int:
         return _grace_period(res, obj, requested)
+
+    if res is CUSTOMRESOURCEDEFINITIONS:
+        return 200, crd.delete_definition(store, name, uid, rv)
 
     gone, removed = store.delete_gracefully(res, namespace, name, grace, uid, rv)
     if removed and res.plural == "namespaces":
@@ -185,6 +209,9 @@ def delete_collection(
     for obj in page.items:
         meta = obj["metadata"]
         try:
+            if res is CUSTOMRESOURCEDEFINITIONS:
+                deleted.append(crd.delete_definition(store, meta["name"], None, None))
+                continue
             gone, _ = store.delete_gracefully(
                 res, meta.get("namespace"), meta["name"], lambda o: _grace_period(res, o, None)
             )

@@ -19,10 +19,11 @@ from aiohttp import web
 
 from kubesched.apiserver import errors
 from kubesched.apiserver.agent import DEFAULT_LEASE_INTERVAL, DEFAULT_RUN_DELAY, NodeAgent
+from kubesched.apiserver.crd import stored_resources
 from kubesched.apiserver.nodes import create_nodes, load_template, make_nodes
 from kubesched.apiserver.persist import SqliteStorage
 from kubesched.apiserver.priority import system_priority_classes
-from kubesched.apiserver.resources import NAMESPACES, PRIORITYCLASSES
+from kubesched.apiserver.resources import BUILTIN, NAMESPACES, PRIORITYCLASSES
 from kubesched.apiserver.server import make_app
 from kubesched.apiserver.store import DEFAULT_WINDOW, Store
 
@@ -43,7 +44,9 @@ def new_store(window: int = DEFAULT_WINDOW, data: str | os.PathLike[str] | None 
 
     storage = SqliteStorage(data, window) if data is not None else None
     try:
-        store = Store(window=window, storage=storage)
+        # The custom resources of stored CRDs are served before their objects load.
+        custom = stored_resources(storage) if storage is not None else ()
+        store = Store(BUILTIN + custom, window=window, storage=storage)
     except BaseException:
         if storage is not None:
             storage.close()

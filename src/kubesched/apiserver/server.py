@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.apiserver import discovery, errors, eventsv1, eviction, openapi, rest, tables
+from kubesched.apiserver import crd, discovery, errors, eventsv1, eviction, openapi, rest, tables
 from kubesched.apiserver.disruption import DisruptionController
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.store import Store
@@ -205,6 +205,12 @@ async def handle(request: web.Request) -> web.StreamResponse:
         )
 
 
+def _conversion(view: Resource) -> Any:
+    """How a view's objects convert to and from the stored ones: a custom resource's
+    other versions (:class:`crd.VersionView`), or events.k8s.io/v1 (:mod:`eventsv1`)."""
+    return crd.VersionView(view) if view.custom is not None else eventsv1
+
+
 async def _dispatch(request: web.Request, store: Store, t: Target) -> web.StreamResponse:
     view = t.resource if t.resource.view_of is not None else None
     if view is None:
@@ -213,16 +219,16 @@ async def _dispatch(request: web.Request, store: Store, t: Target) -> web.Stream
     try:
         return await _serve(request, store, stored, view)
     except errors.ApiError as err:
-        raise eventsv1.convert_error(err) from None
+        raise _conversion(view).convert_error(err) from None
 
 
 async def _body(request: web.Request, view: Resource | None) -> Any:
     body = await _json_body(request)
-    return eventsv1.to_core(body) if view is not None else body
+    return _conversion(view).to_core(body) if view is not None else body
 
 
 def _out(view: Resource | None, status: int, body: Any) -> web.Response:
-    return _reply(status, eventsv1.convert_reply(body) if view is not None else body)
+    return _reply(status, _conversion(view).convert_reply(body) if view is not None else body)
 
 
 async def _serve(
@@ -232,7 +238,7 @@ async def _serve(
     as_table = method == "GET" and tables.wants_table(request.headers.get("Accept", ""))
     fields = q.get("fieldSelector", "")
     if view is not None:
-        fields = eventsv1.field_selector(fields)
+        fields = _conversion(view).field_selector(fields)
     if t.watch_path or (method == "GET" and not t.name and _flag(request, "watch")):
         if t.name:
             named = f"metadata.name={t.name}"
@@ -300,7 +306,8 @@ async def _serve(
             raise errors.unsupported_media_type()
         body = await _json_body(request)
         if view is not None:
-            body = eventsv1.convert_patch(body, content_type == errors.PATCH_MEDIA_TYPES[0])
+            json_patch = content_type == errors.PATCH_MEDIA_TYPES[0]
+            body = _conversion(view).convert_patch(body, json_patch)
         return _out(
             view,
             *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource),
@@ -317,8 +324,11 @@ async def _serve(
 
 def _table(res: Resource, body: dict[str, Any], include_object: str) -> dict[str, Any]:
     # Rows are printed from stored (core) objects; a view's rows carry its own schema.
-    shown = eventsv1.to_v1 if res.view_of is not None else None
-    return tables.table(res.plural, body["items"], body["metadata"], include_object, None, shown)
+    shown = _conversion(res).to_v1 if res.view_of is not None else None
+    columns = res.custom.columns if res.custom is not None else None
+    return tables.table(
+        res.plural, body["items"], body["metadata"], include_object, None, shown, columns
+    )
 
 
 def _int(text: str, name: str) -> int:
@@ -411,7 +421,8 @@ async def _watch(
                 if printer is not None:
                     wire = [printer(w) for w in wire]
                 elif view is not None:
-                    wire = [dict(w, object=eventsv1.convert_reply(w["object"])) for w in wire]
+                    convert = _conversion(view).convert_reply
+                    wire = [dict(w, object=convert(w["object"])) for w in wire]
                 await response.write(b"".join(_dumps(w) + b"\n" for w in wire))
                 continue
             if watcher.overflowed:

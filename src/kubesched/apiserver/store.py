@@ -124,6 +124,7 @@ class Store:
         }
         self._logs = {r.key: EventLog(window) for r in resources}
         self._watchers: dict[tuple[str, str, str], list[Watcher]] = {r.key: [] for r in resources}
+        self._logs_capacity = window
         self._rv = 0
         self._clock = clock
         # Objects with a deletionTimestamp: all that reap() has to look at.
@@ -173,6 +174,34 @@ class Store:
     def resource(self, group: str, version: str, plural: str) -> Resource | None:
         """The resource served at group/version/plural, or None."""
         return self._resources.get((group, version, plural))
+
+    def register(self, res: Resource) -> None:
+        """Serve ``res`` from now on (a custom resource); a resource already served under
+        its key is replaced (its schema or columns changed) and keeps its objects."""
+        with self._lock:
+            key = res.key
+            self._resources[key] = res
+            if key not in self._objects:
+                self._objects[key] = {}
+                self._logs[key] = EventLog(self._logs_capacity)
+                self._watchers[key] = []
+
+    def unregister(self, key: tuple[str, str, str]) -> None:
+        """Stop serving the resource ``key``: its objects (delete them first to tell
+        watchers and the data file), its event window and its watches, which end."""
+        with self._lock:
+            if self._resources.pop(key, None) is None:
+                return
+            self._objects.pop(key, None)
+            self._logs.pop(key, None)
+            for watcher in self._watchers.pop(key, []):
+                watcher.end()
+            self._deleting = {d for d in self._deleting if d[0] != key}
+            if self._storage is not None:
+                try:
+                    self._storage.drop_resource(key)
+                except StorageError as exc:
+                    raise _storage_failure(str(exc)) from None
 
     def _check_scope(self, res: Resource, namespace: str | None) -> str:
         if res.namespaced:
@@ -386,7 +415,7 @@ class Store:
         if meta.get("deletionTimestamp") and _deletion_due(meta, parse_time(self._clock())):
             # The last finalizer went away after the grace period: the object goes.
             return self._remove(res, ns, dict(obj, metadata=dict(meta)))
-        if subresource == "" and obj.get("spec") != old.get("spec"):
+        if subresource == "" and res.spec_changed(old, obj):
             meta["generation"] = int(old_meta.get("generation", 1)) + 1
         rv = self._next_rv()
         meta["resourceVersion"] = str(rv)
@@ -566,7 +595,7 @@ class Store:
 
     def _unwatch(self, watcher: Watcher) -> None:
         with self._lock:
-            watchers = self._watchers[watcher.key]
+            watchers = self._watchers.get(watcher.key, [])
             if watcher in watchers:
                 watchers.remove(watcher)
 

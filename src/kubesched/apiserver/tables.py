@@ -5,7 +5,8 @@ columns the server returns. The columns and cells follow kube-apiserver's printe
 (``pkg/printers/internalversion/printers.go``: ``printPod``, ``printNode``,
 ``printEvent`` for both event APIs); the server
 fills the wide columns too (priority 1), and kubectl shows them with ``-o wide``. Other
-resources get upstream's default table (Name, Created At). Ages are
+resources get upstream's default table (Name, Created At); custom resources get Name and
+their CRD's ``additionalPrinterColumns`` (simple ``.a.b`` JSON paths). Ages are
 ``duration.HumanDuration`` of the time since ``creationTimestamp``. Each row carries the
 object as ``includeObject`` asks: ``Metadata`` (the default, a PartialObjectMetadata),
 ``Object`` or ``None``.
@@ -13,7 +14,8 @@ object as ``includeObject`` asks: ``Metadata`` (the default, a PartialObjectMeta
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -301,6 +303,74 @@ def _default_cells(obj: Object, now: datetime) -> Cells:
     return [meta.get("name", ""), meta.get("creationTimestamp", "")]
 
 
+def column_value(obj: Object, json_path: str) -> Any:
+    """The value at a simple JSON path (``.spec.replicas``, ``.metadata.labels.app``),
+    or None where ``obj`` has none."""
+    node: Any = obj
+    for part in json_path.strip().strip("{}").lstrip(".").split("."):
+        if not part:
+            continue
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _custom_cell(kind: str, value: Any, now: datetime) -> Any:
+    # apiextensions' tableconvertor: strings print as jsonpath prints them; other types
+    # are the JSON value when it has that type (cellForJSONValue), else empty.
+    if value is None:
+        return None
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int | float):
+            return str(value)
+        return json.dumps(value, separators=(",", ":"))
+    if kind == "integer" and isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "date" and isinstance(value, str):
+        try:
+            then = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return "<invalid>"
+        return human_duration((now - then).total_seconds())
+    return None
+
+
+def custom_printer(
+    columns: Sequence[dict[str, Any]],
+) -> tuple[list[Column], Callable[[Object, datetime], Cells]]:
+    """The columns and cells of a custom resource's Table: Name, then the CRD's
+    ``additionalPrinterColumns`` (upstream's tableconvertor)."""
+    definitions = [_col("Name", _NAME_DOC, fmt="name")]
+    for column in columns:
+        definitions.append(
+            {
+                "name": column.get("name", ""),
+                "type": column.get("type", "string"),
+                "format": column.get("format", ""),
+                "description": column.get("description", ""),
+                "priority": int(column.get("priority", 0) or 0),
+            }
+        )
+
+    def cells(obj: Object, now: datetime) -> Cells:
+        row: Cells = [obj.get("metadata", {}).get("name", "")]
+        for column in columns:
+            value = column_value(obj, str(column.get("jsonPath", "")))
+            row.append(_custom_cell(str(column.get("type", "string")), value, now))
+        return row
+
+    return definitions, cells
+
+
 _PRINTERS: dict[str, tuple[list[Column], Callable[[Object, datetime], Cells]]] = {
     "pods": (POD_COLUMNS, pod_cells),
     "nodes": (NODE_COLUMNS, node_cells),
@@ -325,16 +395,21 @@ def table(
     include_object: str = "",
     now: datetime | None = None,
     shown: Callable[[Object], Object] | None = None,
+    columns: Sequence[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """A meta.k8s.io/v1 Table of ``items`` (from the resource named ``plural``);
-    ``shown`` turns a stored object into the one a row carries (for views)."""
+    ``shown`` turns a stored object into the one a row carries (for views);
+    ``columns``: a custom resource's printer columns (:func:`custom_printer`)."""
     include = include_object or "Metadata"
     if include not in ("None", "Metadata", "Object"):
         raise errors.bad_request(
             f'includeObject: Unsupported value: "{include_object}": supported values: '
             '"Metadata", "None", "Object"'
         )
-    columns, cells = _PRINTERS.get(plural, (DEFAULT_COLUMNS, _default_cells))
+    if columns is not None:
+        definitions, cells = custom_printer(columns)
+    else:
+        definitions, cells = _PRINTERS.get(plural, (DEFAULT_COLUMNS, _default_cells))
     moment = now or datetime.now(UTC)
     rows = []
     for obj in items:
@@ -346,6 +421,6 @@ def table(
         "kind": "Table",
         "apiVersion": TABLE_API_VERSION,
         "metadata": list_meta,
-        "columnDefinitions": columns,
+        "columnDefinitions": definitions,
         "rows": rows,
     }

@@ -158,6 +158,13 @@ class Watcher:
         """Whether no event is waiting to be read."""
         return not self._pending
 
+    def end(self) -> None:
+        """End the watch from the server's side (its resource is no longer served): no
+        more events, and the reader is woken to close the stream."""
+        self.overflowed = True
+        if self._notify is not None:
+            self._notify()
+
     def close(self) -> None:
         """Stop receiving events."""
         if not self.closed:

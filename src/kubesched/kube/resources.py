@@ -5,6 +5,8 @@ function that turns one wire object into what callers get: a compact
 :mod:`kubesched.objects` type where one exists (``Pod.from_dict``), the plain dict
 otherwise. ``resource.raw`` is the same collection decoded as plain dicts, for callers
 that must write back every field (an update of a lossy typed view would drop fields).
+:func:`custom_resource` names a collection served through a CustomResourceDefinition
+(PodGroups, ElasticQuotas...), decoded as plain dicts unless given a decoder.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from kubesched.objects.policy import Namespace, PodDisruptionBudget, PriorityCla
 
 __all__ = [
     "BINDINGS",
+    "CUSTOM_RESOURCE_DEFINITIONS",
     "EVENTS",
     "LEASES",
     "NAMESPACES",
@@ -33,6 +36,7 @@ __all__ = [
     "STATEFUL_SETS",
     "RawObject",
     "Resource",
+    "custom_resource",
     "decode_pod_update",
 ]
 
@@ -153,3 +157,24 @@ POD_DISRUPTION_BUDGETS = Resource(
     True,
     PodDisruptionBudget.from_dict,
 )
+CUSTOM_RESOURCE_DEFINITIONS = Resource(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    False,
+    _identity,
+)
+
+
+def custom_resource(
+    group: str, version: str, plural: str, kind: str, namespaced: bool = True
+) -> Resource[RawObject]:
+    """A custom resource's collection, decoded as plain dicts (``with_decoder`` for a
+    type): ``custom_resource("scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup")``."""
+    if not group or not version or not plural or not kind:
+        raise ValueError(
+            f"a custom resource needs a group, version, plural and kind: got "
+            f"{group!r}, {version!r}, {plural!r}, {kind!r}"
+        )
+    return Resource(group, version, plural, kind, namespaced, _identity)
