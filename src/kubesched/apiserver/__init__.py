@@ -7,7 +7,9 @@ knows nothing of scheduling and imports only :mod:`kubesched.objects` of ours.
 Modules: ``store`` (objects, versions, watches, graceful deletion), ``errors`` (Status
 bodies), ``resources`` (what is served), ``rest`` (the verbs), ``admission`` (defaulting,
 names), ``priority`` (the Priority admission plugin, system priority classes),
-``eventsv1`` (events.k8s.io/v1 over core/v1 events), ``tables`` (``as=Table`` printing),
+``eventsv1`` (events.k8s.io/v1 over core/v1 events), ``crd`` and ``crdschema``
+(CustomResourceDefinitions, custom resources and their structural schemas), ``tables``
+(``as=Table`` printing),
 ``server`` (HTTP), ``runner`` (start/stop in-process, kubeconfig), ``cli``
 (``kubesched apiserver``).
 """
