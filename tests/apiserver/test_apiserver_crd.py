@@ -511,3 +511,17 @@ def test_every_served_version_reads_the_same_objects(apiserver, ext, objects):
         "i.example.com", "v1beta1", "default", "crontabs", "old"
     )
     assert still["spec"]["replicas"] == 4
+    # A stored version cannot leave spec.versions while status.storedVersions lists it.
+    code, crd_body = call(apiserver, "GET", path)
+    crd_body["spec"]["versions"] = crd_body["spec"]["versions"][:1]
+    code, status = call(apiserver, "PUT", path, crd_body)
+    assert code == 422
+    assert _causes(status) == [
+        ("status.storedVersions[0]", 'Invalid value: "v1": must appear in spec.versions')
+    ]
+    code, crd_status = call(apiserver, "GET", path)
+    crd_status["status"]["storedVersions"] = ["v1beta1"]
+    assert call(apiserver, "PUT", path + "/status", crd_status)[0] == 200
+    code, crd_body = call(apiserver, "GET", path)
+    crd_body["spec"]["versions"] = crd_body["spec"]["versions"][:1]
+    assert call(apiserver, "PUT", path, crd_body)[0] == 200

@@ -288,6 +288,22 @@ def _check_update(spec: dict[str, Any], old: Object) -> Causes:
     return causes
 
 
+def _check_stored_versions(spec: dict[str, Any], old: Object) -> Causes:
+    # ValidateCustomResourceDefinitionStoredVersions on an update: the versions objects
+    # may be stored in (and the new storage version, which PrepareForUpdate adds) must
+    # stay in spec.versions until status.storedVersions drops them.
+    stored = [str(v) for v in _list(_dict(old.get("status")).get("storedVersions"))]
+    storage = _storage_version({"spec": spec})
+    if storage and storage not in stored:
+        stored.append(storage)
+    names = {_dict(v).get("name") for v in _list(spec.get("versions"))}
+    return [
+        _invalid(f"status.storedVersions[{i}]", v, "must appear in spec.versions")
+        for i, v in enumerate(stored)
+        if v not in names
+    ]
+
+
 def admit_definition(store: Store, crd: Object, creating: bool) -> None:
     """Default and validate a CRD about to be written (422 Invalid with every cause);
     a new one gets upstream's initial status (``storedVersions``, no accepted names)."""
@@ -308,7 +324,8 @@ def admit_definition(store: Store, crd: Object, creating: bool) -> None:
         if not creating:
             # Gone meanwhile: the update answers 404.
             with contextlib.suppress(errors.ApiError):
-                causes += _check_update(spec, store.get(CRDS, None, name))
+                old = store.get(CRDS, None, name)
+                causes += _check_update(spec, old) + _check_stored_versions(spec, old)
     if causes:
         raise errors.invalid(CRDS.kind, name, causes, CRDS.group)
     if creating:
