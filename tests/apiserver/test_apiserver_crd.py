@@ -208,6 +208,17 @@ def test_a_name_taken_in_the_group_is_not_accepted_and_not_served(apiserver, ext
     assert code == 404
     code, body = call(apiserver, "GET", "/apis/c.example.com/v1")
     assert [r["name"] for r in body["resources"]] == ["widgets", "widgets/status"]
+    # When the CRD holding the names goes, the refused one gets them and is served.
+    ext.delete_custom_resource_definition("widgets.c.example.com")
+    got = ext.read_custom_resource_definition("gadgets.c.example.com")
+    conditions = {c.type: (c.status, c.reason) for c in got.status.conditions}
+    assert conditions == {
+        "NamesAccepted": ("True", "NoConflicts"),
+        "Established": ("True", "InitialNamesAccepted"),
+    }
+    code, body = call(apiserver, "GET", "/apis/c.example.com/v1")
+    assert [r["name"] for r in body["resources"]] == ["gadgets", "gadgets/status"]
+    assert call(apiserver, "GET", "/apis/c.example.com/v1/gadgets")[0] == 200
 
 
 def test_custom_resources_have_the_builtins_rest_semantics(apiserver, ext, objects):

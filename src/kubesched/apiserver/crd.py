@@ -422,9 +422,11 @@ def _set_condition(conditions: list[dict[str, Any]], kind: str, values: dict[str
     conditions.append({"type": kind, **values, "lastTransitionTime": now_rfc3339()})
 
 
-def sync(store: Store, crd: Object) -> Object:
+def sync(store: Store, crd: Object, group_too: bool = True) -> Object:
     """After a CRD was written: accept its names, establish it, record its storage
-    version, and serve (or stop serving) its versions. Returns the CRD as stored."""
+    version, and serve (or stop serving) its versions; with ``group_too``, then try the
+    group's CRDs whose names were refused (a name may be free now). Returns the CRD as
+    stored."""
     meta = crd["metadata"]
     if meta.get("deletionTimestamp"):
         return crd
@@ -455,7 +457,20 @@ def sync(store: Store, crd: Object) -> Object:
     if new != crd:
         crd = store.update(CRDS, new, None, "status")
     serve(store, crd)
+    if group_too:
+        _retry_group(store, _dict(crd.get("spec")).get("group"), str(meta.get("name")))
     return crd
+
+
+def _retry_group(store: Store, group: Any, skip: str = "") -> None:
+    # The naming controller requeues every CRD of a group when one of them changes.
+    for other in store.list(CRDS).items:
+        if (
+            other["metadata"]["name"] != skip
+            and _dict(other.get("spec")).get("group") == group
+            and _condition(other, "NamesAccepted") != "True"
+        ):
+            sync(store, other, group_too=False)
 
 
 def _subresources(version: dict[str, Any]) -> tuple[str, ...]:
@@ -554,6 +569,7 @@ def delete_definition(
     for res in served:
         store.unregister(res.key)
     gone, _ = store.delete_gracefully(CRDS, None, name, 0)
+    _retry_group(store, _dict(crd.get("spec")).get("group"), name)
     return gone
 
 
