@@ -14,6 +14,10 @@ from crd_builders import CRONTAB_SCHEMA, crd, crontab
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
+from kubesched.apiserver import errors, rest
+from kubesched.apiserver.resources import CUSTOMRESOURCEDEFINITIONS
+from kubesched.apiserver.runner import new_store
+
 
 @pytest.fixture(scope="module")
 def api(apiserver):
@@ -536,3 +540,41 @@ def test_every_served_version_reads_the_same_objects(apiserver, ext, objects):
     code, crd_body = call(apiserver, "GET", path)
     crd_body["spec"]["versions"] = crd_body["spec"]["versions"][:1]
     assert call(apiserver, "PUT", path, crd_body)[0] == 200
+
+
+def test_deleting_a_namespace_deletes_its_custom_resources(apiserver, ext, objects):
+    ext.create_custom_resource_definition(crd(group="j.example.com"))
+    call(apiserver, "POST", "/api/v1/namespaces", {"metadata": {"name": "team-j"}})
+    args = ("j.example.com", "v1", "team-j", "crontabs")
+    objects.create_namespaced_custom_object(*args, crontab("in", api_version="j.example.com/v1"))
+    objects.create_namespaced_custom_object(
+        "j.example.com", "v1", "default", "crontabs", crontab("out", api_version="j.example.com/v1")
+    )
+    assert call(apiserver, "DELETE", "/api/v1/namespaces/team-j")[0] == 200
+    listed = objects.list_cluster_custom_object("j.example.com", "v1", "crontabs")
+    assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in listed["items"]] == [
+        ("default", "out")
+    ]
+
+
+def test_a_request_for_a_resource_no_longer_served_is_not_found():
+    # What a request routed just before its CRD went meets in the store.
+    store = new_store()
+    rest.create(store, CUSTOMRESOURCEDEFINITIONS, None, crd(group="k.example.com"))
+    view = store.resource("k.example.com", "v1", "crontabs")
+    assert view is not None
+    storage = view.storage
+    body = crontab("x", api_version=storage.group_version)
+    rest.create(store, storage, "default", body)
+    rest.delete(store, CUSTOMRESOURCEDEFINITIONS, None, "crontabs.k.example.com", {})
+    assert store.resource("k.example.com", "v1", "crontabs") is None
+    for attempt in (
+        lambda: store.get(storage, "default", "x"),
+        lambda: store.list(storage),
+        lambda: store.watch(storage),
+        lambda: store.create(storage, crontab("y", api_version=storage.group_version), "default"),
+        lambda: store.delete(storage, "default", "x"),
+    ):
+        with pytest.raises(errors.ApiError) as raised:
+            attempt()
+        assert raised.value.code == 404

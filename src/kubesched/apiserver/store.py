@@ -175,6 +175,13 @@ class Store:
         """The resource served at group/version/plural, or None."""
         return self._resources.get((group, version, plural))
 
+    def _collection(self, res: Resource) -> dict[tuple[str, str], Object]:
+        # A custom resource whose CRD went after the request was routed: 404, as upstream.
+        objects = self._objects.get(res.key)
+        if objects is None:
+            raise errors.not_found_path()
+        return objects
+
     def register(self, res: Resource) -> None:
         """Serve ``res`` from now on (a custom resource); a resource already served under
         its key is replaced (its schema or columns changed) and keeps its objects."""
@@ -216,7 +223,7 @@ class Store:
         """The stored object (shared: do not change it), or 404 NotFound."""
         ns = namespace or "" if res.namespaced else ""
         with self._lock:
-            obj = self._objects[res.key].get((ns, name))
+            obj = self._collection(res).get((ns, name))
         if obj is None:
             raise errors.not_found(res.plural, name, res.group)
         return obj
@@ -242,13 +249,13 @@ class Store:
         )
         start: tuple[str, str] | None = None
         with self._lock:
+            objects = self._collection(res)
             if continue_token:
                 token_rv, start = _decode_continue(continue_token)
                 if token_rv < self._logs[res.key].floor:
                     raise errors.expired(_EXPIRED_CONTINUE)
             rv = self._rv
-            keys = sorted(self._objects[res.key])
-            objects = self._objects[res.key]
+            keys = sorted(objects)
             items: list[Object] = []
             token = ""
             remaining: int | None = None
@@ -313,7 +320,7 @@ class Store:
                 meta["namespace"] = ns
             else:
                 meta.pop("namespace", None)
-            objects = self._objects[res.key]
+            objects = self._collection(res)
             name = meta.get("name") or ""
             if not name:
                 prefix = meta.get("generateName") or ""
@@ -365,7 +372,7 @@ class Store:
         name = meta.get("name") or ""
         with self._lock:
             ns = self._check_scope(res, namespace or meta.get("namespace"))
-            old = self._objects[res.key].get((ns, name))
+            old = self._collection(res).get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
             return self._replace(res, ns, old, obj, subresource)
@@ -434,7 +441,7 @@ class Store:
         atomically (patches and bindings). ``mutate`` may raise an ApiError to refuse."""
         with self._lock:
             ns = self._check_scope(res, namespace) if res.namespaced else ""
-            old = self._objects[res.key].get((ns, name))
+            old = self._collection(res).get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
             new = mutate(copy_object(old))
@@ -487,7 +494,7 @@ class Store:
         """
         ns = namespace or "" if res.namespaced else ""
         with self._lock:
-            old = self._objects[res.key].get((ns, name))
+            old = self._collection(res).get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
             self._check_preconditions(res, old, uid, resource_version)
@@ -513,7 +520,7 @@ class Store:
         """
         ns = namespace or "" if res.namespaced else ""
         with self._lock:
-            old = self._objects[res.key].get((ns, name))
+            old = self._collection(res).get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
             self._check_preconditions(res, old, uid, resource_version)
@@ -576,6 +583,7 @@ class Store:
         ns = namespace if res.namespaced and namespace else None
         version = parse_resource_version(resource_version)
         with self._lock:
+            self._collection(res)
             watcher = Watcher(res.key, ns, match, notify, self._unwatch, self._max_pending)
             if version == 0:
                 for (obj_ns, _), obj in sorted(self._objects[res.key].items()):
