@@ -136,3 +136,37 @@ def test_unsupported_urls_are_refused():
                 await client.get(NAMESPACES, "default")
 
     asyncio.run(body())
+
+
+def test_a_connection_with_bytes_beyond_the_answer_is_not_reused():
+    async def body():
+        connections = 0
+
+        async def talk(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal connections
+            connections += 1
+            while True:
+                try:
+                    await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    return
+                # One answer and the start of a second nobody asked for.
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 200")
+                await writer.drain()
+
+        server = await asyncio.start_server(talk, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        pool = HttpPool(f"http://127.0.0.1:{port}", None, "test")
+        try:
+            for _ in range(2):
+                assert await pool.request("GET", "/", {}, None, 5) == (
+                    200,
+                    {"content-length": "2"},
+                    b"{}",
+                )
+        finally:
+            pool.close()
+            server.close()
+        return connections
+
+    assert asyncio.run(body()) == 2

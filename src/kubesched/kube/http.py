@@ -169,7 +169,8 @@ class _Connection(asyncio.Protocol):
         self._in_body = False
         if answer is not None and not answer.done():
             answer.set_result((self._status, self._headers, bytes(self._body)))
-        if not self.keep_alive and self.transport is not None:
+        # Bytes beyond the answer mean we no longer know where the next one starts.
+        if (not self.keep_alive or self._buffer) and self.transport is not None:
             self.closed = True
             self.transport.close()
 
