@@ -1,17 +1,17 @@
 """What happens to a body before it is stored: type checks, defaulting, name validation.
 
 This slice does what a scheduler depends on: the body must be an object of the kind the
-URL names (400 BadRequest otherwise, as kube-apiserver's decoder answers); names must be
-DNS-1123 subdomains (labels for namespaces) with upstream's 422 message; pods get
+URL names (400 BadRequest otherwise, as kube-apiserver's decoder answers); pods get
 ``spec.schedulerName: default-scheduler``, ``spec.terminationGracePeriodSeconds: 30``,
 container requests defaulted from limits (``SetDefaults_Pod``), ``status.phase: Pending``
 and ``status.qosClass`` on create; nodes get ``status.allocatable`` defaulted from
-``status.capacity``. Pod priority is :mod:`kubesched.apiserver.priority`.
+``status.capacity``; replication controllers' selectors default to their template's labels.
+Validation is :mod:`kubesched.apiserver.validation`; pod priority is
+:mod:`kubesched.apiserver.priority`.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kubesched.apiserver import errors
@@ -22,20 +22,6 @@ from kubesched.objects.pod import Pod
 
 #: ``DefaultTerminationGracePeriodSeconds`` of core/v1 PodSpec.
 DEFAULT_TERMINATION_GRACE_SECONDS = 30
-
-_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
-    "[a-z0-9])?)*')"
-)
-_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
 
 
 def check_body(res: Resource, body: Any) -> Object:
@@ -65,59 +51,62 @@ def check_body(res: Resource, body: Any) -> Object:
     return body
 
 
-def validate_name(res: Resource, obj: Object) -> None:
-    """422 Invalid when ``metadata.name`` (or generateName's result) is not a valid name."""
-    meta = obj.get("metadata") or {}
-    name = meta.get("name") or ""
-    if not name:
-        return  # generateName or the store's own "name or generateName is required"
-    if res.plural == "namespaces":
-        ok = len(name) <= 63 and _LABEL.fullmatch(name) is not None
-        message = _LABEL_MSG if len(name) <= 63 else "must be no more than 63 characters"
-    else:
-        ok = len(name) <= 253 and _SUBDOMAIN.fullmatch(name) is not None
-        message = _SUBDOMAIN_MSG if len(name) <= 253 else "must be no more than 253 characters"
-    if not ok:
-        quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-        raise errors.invalid(
-            res.kind,
-            name,
-            [
-                {
-                    "reason": "FieldValueInvalid",
-                    "message": f'Invalid value: "{quoted}": {message}',
-                    "field": "metadata.name",
-                }
-            ],
-            res.group,
-        )
-
-
 def default_on_create(res: Resource, obj: Object) -> None:
     """Upstream defaulting and admission that a scheduler depends on, for a new object."""
     if res.plural == "pods":
-        spec = obj.setdefault("spec", {})
-        if isinstance(spec, dict):
-            if not spec.get("schedulerName"):
-                spec["schedulerName"] = "default-scheduler"
-            spec.setdefault("terminationGracePeriodSeconds", DEFAULT_TERMINATION_GRACE_SECONDS)
-            for key in ("initContainers", "containers"):
-                for container in spec.get(key) or ():
-                    _requests_from_limits(container)
+        default_pod_spec(obj)
         status = obj.setdefault("status", {})
         if isinstance(status, dict):
             status.setdefault("phase", "Pending")
             qos = qos_class(obj)
             if qos:
                 status["qosClass"] = qos
-    elif res.plural == "nodes":
-        default_node_status(obj)
+    elif res.plural in ("nodes", "replicationcontrollers"):
+        default_on_write(res, obj)
     elif res.plural == "namespaces":
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
         obj.setdefault("status", {})["phase"] = "Active"
         meta = obj.setdefault("metadata", {})
         if meta.get("name"):  # with generateName the name is not known yet
             meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+
+
+def default_on_write(res: Resource, obj: Object) -> None:
+    """Defaulting that every decode of a body applies, updates and patches included (so a
+    PUT that leaves a defaulted field out does not read as a change of it)."""
+    if res.plural == "pods":
+        default_pod_spec(obj)
+    elif res.plural == "nodes":
+        default_node_status(obj)
+    elif res.plural == "replicationcontrollers":
+        _default_rc_selector(obj)
+
+
+def default_pod_spec(obj: Object) -> None:
+    """``SetDefaults_PodSpec`` for the fields schedulers read: schedulerName, the grace
+    period, and container requests from limits."""
+    spec = obj.setdefault("spec", {})
+    if isinstance(spec, dict):
+        if not spec.get("schedulerName"):
+            spec["schedulerName"] = "default-scheduler"
+        spec.setdefault("terminationGracePeriodSeconds", DEFAULT_TERMINATION_GRACE_SECONDS)
+        for key in ("initContainers", "containers"):
+            for container in spec.get(key) or ():
+                _requests_from_limits(container)
+
+
+def _default_rc_selector(obj: Object) -> None:
+    # SetDefaults_ReplicationController: selector and labels default to the template's labels.
+    spec, meta = obj.get("spec"), obj.get("metadata")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    tmeta = template.get("metadata") if isinstance(template, dict) else None
+    tlabels = tmeta.get("labels") if isinstance(tmeta, dict) else None
+    if not isinstance(spec, dict) or not isinstance(tlabels, dict) or not tlabels:
+        return
+    if not spec.get("selector"):
+        spec["selector"] = dict(tlabels)
+    if isinstance(meta, dict) and not meta.get("labels"):
+        meta["labels"] = dict(tlabels)
 
 
 def default_node_status(obj: Object) -> None:

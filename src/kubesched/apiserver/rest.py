@@ -9,15 +9,11 @@ request (namespace lifecycle, defaulting, binding rules, what a delete returns) 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.apiserver import crd, errors, priority
-from kubesched.apiserver.admission import (
-    check_body,
-    default_node_status,
-    default_on_create,
-    validate_name,
-)
+from kubesched.apiserver.admission import check_body, default_on_create, default_on_write
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
 from kubesched.apiserver.resources import (
     CUSTOMRESOURCEDEFINITIONS,
@@ -27,6 +23,7 @@ from kubesched.apiserver.resources import (
     Resource,
 )
 from kubesched.apiserver.store import Store, now_rfc3339
+from kubesched.apiserver.validation import validate_create, validate_update
 from kubesched.apiserver.watch import Object
 
 Reply = tuple[int, Any]
@@ -63,10 +60,12 @@ def create(store: Store, res: Resource, namespace: str | None, body: Any) -> Rep
     """POST on a collection: 201 with the stored object."""
     obj = check_body(res, body)
     _check_url_identity(res, obj, namespace, "")
-    validate_name(res, obj)
     _require_namespace(store, res, namespace)
+    if res.namespaced and namespace:
+        obj["metadata"]["namespace"] = namespace
     default_on_create(res, obj)
     _admit(store, res, obj, creating=True)
+    validate_create(res, obj)
     return 201, _written(store, res, store.create(res, obj, namespace))
 
 
@@ -96,13 +95,21 @@ def update(
     """PUT on an object or its status: 200 with the stored object."""
     obj = check_body(res, body)
     _check_url_identity(res, obj, namespace, name)
-    if res.plural == "nodes":
-        default_node_status(obj)
+    default_on_write(res, obj)
     _admit(store, res, obj, creating=False)
     if res is PODS and sub == "":
         with contextlib.suppress(errors.ApiError):  # gone: the update answers 404
             priority.keep_on_update(store.get(res, namespace, name), obj)
-    return 200, _written(store, res, store.update(res, obj, namespace, sub))
+    stored = store.update(res, obj, namespace, sub, check=_validator(res, sub))
+    return 200, _written(store, res, stored)
+
+
+def _validator(res: Resource, sub: str) -> Callable[[Object, Object], None]:
+    # Run by the store on the object as it would be stored (status kept or replaced).
+    def check(new: Object, old: Object) -> None:
+        validate_update(res, new, old, sub)
+
+    return check
 
 
 def patch(
@@ -123,12 +130,14 @@ def patch(
         patched = apply_patch(current, body, content_type)
         obj = check_body(res, patched)
         _check_url_identity(res, obj, namespace, name)
-        if res.plural == "nodes":
-            default_node_status(obj)
+        default_on_write(res, obj)
         _admit(store, res, obj, creating=False)
         return obj
 
-    return 200, _written(store, res, store.guaranteed_update(res, namespace, name, mutate, sub))
+    check = _validator(res, sub)
+    return 200, _written(
+        store, res, store.guaranteed_update(res, namespace, name, mutate, sub, check)
+    )
 
 
 def delete(store: Store, res: Resource, namespace: str | None, name: str, options: Any) -> Reply:

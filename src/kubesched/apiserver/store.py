@@ -357,6 +357,7 @@ class Store:
         obj: Object,
         namespace: str | None = None,
         subresource: str = "",
+        check: Callable[[Object, Object], None] | None = None,
     ) -> Object:
         """Replace an object (PUT); ``subresource="status"`` replaces only its status.
 
@@ -366,7 +367,8 @@ class Store:
         Conflict); an empty one updates unconditionally. For resources with a status
         subresource, a main-resource update keeps the stored status and a status update
         keeps everything but status and metadata labels/annotations. An update that
-        changes nothing is not written and keeps the resourceVersion.
+        changes nothing is not written and keeps the resourceVersion. ``check(new, old)``
+        (validation) sees the object as it would be stored and may raise to refuse it.
         """
         meta = _metadata(obj)
         name = meta.get("name") or ""
@@ -375,10 +377,16 @@ class Store:
             old = self._collection(res).get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
-            return self._replace(res, ns, old, obj, subresource)
+            return self._replace(res, ns, old, obj, subresource, check)
 
     def _replace(
-        self, res: Resource, ns: str, old: Object, obj: Object, subresource: str
+        self,
+        res: Resource,
+        ns: str,
+        old: Object,
+        obj: Object,
+        subresource: str,
+        check: Callable[[Object, Object], None] | None = None,
     ) -> Object:
         meta = _metadata(obj)
         old_meta = old["metadata"]
@@ -417,6 +425,8 @@ class Store:
         else:
             meta.pop("namespace", None)
         meta["resourceVersion"] = old_meta["resourceVersion"]
+        if check is not None:
+            check(obj, old)
         if obj == old:
             return old
         if meta.get("deletionTimestamp") and _deletion_due(meta, parse_time(self._clock())):
@@ -436,16 +446,18 @@ class Store:
         name: str,
         mutate: Callable[[Object], Object],
         subresource: str = "",
+        check: Callable[[Object, Object], None] | None = None,
     ) -> Object:
         """Apply ``mutate`` to a private copy of the stored object and write the result,
-        atomically (patches and bindings). ``mutate`` may raise an ApiError to refuse."""
+        atomically (patches and bindings). ``mutate`` may raise an ApiError to refuse;
+        ``check`` is as for :meth:`update`."""
         with self._lock:
             ns = self._check_scope(res, namespace) if res.namespaced else ""
             old = self._collection(res).get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
             new = mutate(copy_object(old))
-            return self._replace(res, ns, old, new, subresource)
+            return self._replace(res, ns, old, new, subresource, check)
 
     def _check_preconditions(
         self, res: Resource, old: Object, uid: str | None, resource_version: str | None
