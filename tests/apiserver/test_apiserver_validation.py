@@ -530,3 +530,32 @@ def test_kubectl_shows_the_invalid_message(apiserver):
         + SUBDOMAIN
         + "\n* spec.containers[0].image: Required value"
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(
+            pod(containers=1),
+            "json: cannot unmarshal number into Go struct field PodSpec.spec.containers of "
+            "type []v1.Container",
+            id="containers-not-a-list",
+        ),
+        pytest.param(
+            pod(containers=[container(image=["x"])]),
+            "json: cannot unmarshal array into Go struct field Container.spec.containers.image "
+            "of type string",
+            id="image-not-a-string",
+        ),
+        pytest.param(
+            {**pod(), "metadata": {"name": "p", "labels": {"a": 1}}},
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of "
+            "type string",
+            id="label-value-not-a-string",
+        ),
+    ],
+)
+def test_wrong_json_types_are_decode_errors(apiserver, body, message):
+    code, status = call(apiserver, "POST", PODS, body)
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == f'Pod in version "v1" cannot be handled as a Pod: {message}'

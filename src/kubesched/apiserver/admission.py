@@ -91,7 +91,8 @@ def default_pod_spec(obj: Object) -> None:
             spec["schedulerName"] = "default-scheduler"
         spec.setdefault("terminationGracePeriodSeconds", DEFAULT_TERMINATION_GRACE_SECONDS)
         for key in ("initContainers", "containers"):
-            for container in spec.get(key) or ():
+            containers = spec.get(key)
+            for container in containers if isinstance(containers, list) else ():
                 _requests_from_limits(container)
 
 

@@ -1,16 +1,12 @@
-"""PATCH bodies: JSON merge patch (RFC 7386) and JSON patch (RFC 6902).
-
-``application/strategic-merge-patch+json`` is applied as a merge patch for now: lists are
-replaced whole rather than merged by their patch-merge keys (containers by ``name``...),
-and ``$patch``/``$retainKeys`` directives are not understood. That is exact for maps and
-scalars, which is what schedulers and ``kubectl patch`` on labels/annotations/status use.
-"""
+"""PATCH bodies: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge
+patch (:mod:`kubesched.apiserver.patch_strategic`, with the built-in types' strategies)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kubesched.apiserver import errors
+from kubesched.apiserver.patch_strategic import strategic_merge
 from kubesched.apiserver.store import copy_object
 
 MERGE = "application/merge-patch+json"
@@ -138,9 +134,12 @@ def _get(doc: Any, path: str) -> Any:
     return node
 
 
-def apply_patch(target: Any, patch: Any, content_type: str) -> Any:
-    """Apply ``patch`` of media type ``content_type``; 415 for any other media type."""
-    if content_type in (MERGE, STRATEGIC):
+def apply_patch(target: Any, patch: Any, content_type: str, kind: str = "") -> Any:
+    """Apply ``patch`` of media type ``content_type`` to an object of ``kind`` (whose patch
+    strategies a strategic merge patch follows); 415 for any other media type."""
+    if content_type == STRATEGIC:
+        return strategic_merge(target, patch, kind)
+    if content_type == MERGE:
         if not isinstance(patch, dict):
             raise errors.bad_request("json: cannot unmarshal non-object into patch map")
         return merge_patch(target, patch)

@@ -127,7 +127,7 @@ def patch(
         raise errors.unsupported_media_type((JSON_PATCH, MERGE))
 
     def mutate(current: Object) -> Object:
-        patched = apply_patch(current, body, content_type)
+        patched = apply_patch(current, body, content_type, res.kind)
         obj = check_body(res, patched)
         _check_url_identity(res, obj, namespace, name)
         default_on_write(res, obj)

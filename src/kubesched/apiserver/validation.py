@@ -48,6 +48,7 @@ from kubesched.apiserver.validation_pod import (
     pod_update,
     resource_quantity,
 )
+from kubesched.apiserver.validation_types import check_types
 from kubesched.apiserver.watch import Object
 
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
@@ -364,6 +365,7 @@ def _undecodable(res: Resource, message: str) -> errors.ApiError:
 def validate_create(res: Resource, obj: Object) -> None:
     """``Validate`` of ``res``'s strategy: 422 Invalid with every field error found."""
     try:
+        check_types(res.kind, obj)
         errs = _meta(res, obj)
         check = _CREATE.get(_builtin(res))
         if check is not None:
@@ -377,6 +379,7 @@ def validate_create(res: Resource, obj: Object) -> None:
 def validate_update(res: Resource, new: Object, old: Object, subresource: str = "") -> None:
     """``ValidateUpdate`` (or the status strategy's) for a write of ``new`` over ``old``."""
     try:
+        check_types(res.kind, new)
         meta = as_dict(new.get("metadata"))
         errs = labels(meta.get("labels"), "metadata.labels")
         errs.extend(annotation_map(meta.get("annotations"), "metadata.annotations"))
