@@ -365,7 +365,7 @@ def _undecodable(res: Resource, message: str) -> errors.ApiError:
 def validate_create(res: Resource, obj: Object) -> None:
     """``Validate`` of ``res``'s strategy: 422 Invalid with every field error found."""
     try:
-        check_types(res.kind, obj)
+        check_types(res.kind if _builtin(res) else "", obj)
         errs = _meta(res, obj)
         check = _CREATE.get(_builtin(res))
         if check is not None:
@@ -379,7 +379,7 @@ def validate_create(res: Resource, obj: Object) -> None:
 def validate_update(res: Resource, new: Object, old: Object, subresource: str = "") -> None:
     """``ValidateUpdate`` (or the status strategy's) for a write of ``new`` over ``old``."""
     try:
-        check_types(res.kind, new)
+        check_types(res.kind if _builtin(res) else "", new)
         meta = as_dict(new.get("metadata"))
         errs = labels(meta.get("labels"), "metadata.labels")
         errs.extend(annotation_map(meta.get("annotations"), "metadata.annotations"))
