@@ -8,7 +8,7 @@ client whose implementation (simulator, live scheduler, extender) does the write
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from kubesched.framework.nominator import Nominator
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kubesched.framework.interface import Status
     from kubesched.framework.snapshot import Snapshot
     from kubesched.framework.types import NodeInfo
+    from kubesched.framework.waiting_pods import WaitingPod
 
 
 class ClusterLister(Protocol):
@@ -104,6 +105,19 @@ class Handle(Protocol):
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status | None: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod with ``uid`` if a Permit plugin holds it (pods without a UID are
+        keyed by namespace/name)."""
+        ...
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], object]) -> None:
+        """Call ``callback`` for every pod held at Permit (a gang plugin allows them)."""
+        ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject the pod with ``uid`` if it is held at Permit; whether it was."""
+        ...
 
 
 class StaticClusterLister:

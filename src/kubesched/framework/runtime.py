@@ -10,7 +10,7 @@ upstream's rules for Skip, Unschedulable and Error.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -56,6 +56,12 @@ from kubesched.framework.interface import (
 from kubesched.framework.registry import Registry, RegistryError
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, NodeScore, NodeToStatus, PodInfo, QueuedPodInfo
+from kubesched.framework.waiting_pods import (
+    MAX_PERMIT_WAIT,
+    WaitingPod,
+    WaitingPodsMap,
+    waiting_pod_key,
+)
 from kubesched.objects.pod import Pod
 
 #: Config attribute of each extension point, with its wire name, in upstream order.
@@ -114,6 +120,7 @@ class Framework:
         nominator: PodNominator | None = None,
         snapshot: Snapshot | None = None,
         rng: random.Random | None = None,
+        waiting_pods: WaitingPodsMap | None = None,
     ) -> None:
         self.profile_name = profile.scheduler_name
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
@@ -122,6 +129,8 @@ class Framework:
         self._nominator = nominator or Nominator()
         self._snapshot = snapshot or Snapshot(())
         self._rng = rng or random.Random()
+        #: Pods held at Permit (shared by a scheduler's profiles, as upstream's).
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
         self.plugins: dict[str, Plugin] = {}
         self.score_weights: dict[str, int] = {}
         self.points: dict[str, list[Any]] = {wire: [] for _, wire in _POINTS}
@@ -273,6 +282,23 @@ class Framework:
     @property
     def rng(self) -> random.Random:
         return self._rng
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod with ``uid`` if a Permit plugin holds it."""
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], object]) -> None:
+        """Call ``callback`` for every pod held at Permit."""
+        for waiting in self.waiting_pods:
+            callback(waiting)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject the pod with ``uid`` if it is held at Permit (it was deleted, say)."""
+        waiting = self.waiting_pods.get(uid)
+        if waiting is None:
+            return False
+        waiting.reject("", "removed")
+        return True
 
     # --- queries ----------------------------------------------------------------------
 
@@ -543,28 +569,51 @@ class Framework:
         for plugin in reversed(self.points["reserve"]):
             plugin.unreserve(state, pod, node_name)
 
-    def run_permit_plugins(
-        self, state: CycleState, pod: Pod, node_name: str
-    ) -> tuple[Status | None, float]:
-        """Returns (status, longest wait in seconds); Wait when any plugin waits."""
-        wait = 0.0
-        waiting = False
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Run Permit. A rejection or error ends it; when plugins ask to wait (and none
+        rejects), the pod is added to the waiting pods with each plugin's timeout
+        (capped at 15 minutes) and the status is Wait: its binding cycle must
+        :meth:`wait_on_permit`."""
+        timeouts: dict[str, float] = {}
         for plugin in self.points["permit"]:
+            status: Status | None
             status, timeout = plugin.permit(state, pod, node_name)
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.code is Code.WAIT:
-                waiting = True
-                wait = max(wait, min(timeout, 15 * 60.0))  # upstream caps waits at 15 min
+                timeouts[plugin.name] = min(max(0.0, timeout), MAX_PERMIT_WAIT)
                 continue
             if status.is_rejected():
-                return status.with_plugin(plugin.name), 0.0
+                return status.with_plugin(plugin.name)
             return Status.error(
                 f'running Permit plugin "{plugin.name}": {status.message}'
-            ).with_plugin(plugin.name), 0.0
-        if waiting:
-            return Status(Code.WAIT, ("one or more plugins asked to wait",)), wait
-        return None, 0.0
+            ).with_plugin(plugin.name)
+        if timeouts:
+            self.waiting_pods.add(pod, timeouts)
+            return Status(
+                Code.WAIT,
+                (f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"',),
+            )
+        return None
+
+    def waiting_pod_for(self, pod: Pod) -> WaitingPod | None:
+        """The waiting pod a Wait from :meth:`run_permit_plugins` left for ``pod``."""
+        return self.waiting_pods.get(waiting_pod_key(pod))
+
+    def wait_on_permit(self, waiting: WaitingPod) -> Status | None:
+        """The outcome of a decided waiting pod, as upstream's ``WaitOnPermit`` returns
+        it (None when allowed), and the pod leaves the waiting pods."""
+        decision = waiting.decision
+        if decision is None:
+            raise RuntimeError(f"pod {waiting.pod.key} is still waiting on permit")
+        self.waiting_pods.remove(waiting_pod_key(waiting.pod))
+        if decision.code is Code.SUCCESS:
+            return None
+        if decision.is_rejected():
+            return decision
+        return Status.error(f"waiting on permit for pod: {decision.message}").with_plugin(
+            decision.plugin
+        )
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for plugin in self.points["preBind"]:

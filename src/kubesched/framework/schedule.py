@@ -30,6 +30,7 @@ from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, ProfileError
 from kubesched.framework.types import NodeInfo, NodeToStatus
 from kubesched.framework.vector import NodeInfoView
+from kubesched.framework.waiting_pods import WaitingPodsMap
 from kubesched.objects.pod import Pod
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -92,6 +93,15 @@ class FitError(Exception):
         self.pod = pod
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
+
+    @classmethod
+    def on_node(cls, pod: Pod, node_name: str, status: Status) -> FitError:
+        """A rejection after the node was chosen (Reserve, Permit, waiting on permit), as
+        upstream reports it: one node tried (``0/1 nodes are available: 1 ...``)."""
+        diagnosis = Diagnosis()
+        diagnosis.node_to_status.set(node_name, status)
+        diagnosis.add_plugin_status(status)
+        return cls(pod, 1, diagnosis)
 
     def __str__(self) -> str:
         d = self.diagnosis
@@ -439,19 +449,27 @@ def build_profiles(
     nominator: PodNominator,
     rng: random.Random,
     columnar: bool = True,
+    waiting_pods: WaitingPodsMap | None = None,
 ) -> tuple[dict[str, Framework], dict[str, SchedulingAlgorithm]]:
     """One Framework and SchedulingAlgorithm per profile, keyed by schedulerName, all
-    sharing the cluster view, client, nominator and random source.
+    sharing the cluster view, client, nominator, random source and waiting pods.
 
     Raises ProfileError with every profile's problems at once.
     """
     frameworks: dict[str, Framework] = {}
     algorithms: dict[str, SchedulingAlgorithm] = {}
     errors = []
+    waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
     for profile in config.profiles:
         try:
             fwk = Framework(
-                profile, registry, cluster=cluster, client=client, nominator=nominator, rng=rng
+                profile,
+                registry,
+                cluster=cluster,
+                client=client,
+                nominator=nominator,
+                rng=rng,
+                waiting_pods=waiting_pods,
             )
         except ProfileError as err:
             errors.extend(err.errors)

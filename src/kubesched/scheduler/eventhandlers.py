@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.kube import Informer
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -28,9 +29,12 @@ log = logging.getLogger(__name__)
 class EventHandlers:
     """The callbacks that feed ``cache`` and ``queue``; :meth:`register` wires them."""
 
-    def __init__(self, cache: Cache, queue: SchedulingQueue) -> None:
+    def __init__(
+        self, cache: Cache, queue: SchedulingQueue, waiting_pods: WaitingPodsMap | None = None
+    ) -> None:
         self.cache = cache
         self.queue = queue
+        self.waiting_pods = waiting_pods
 
     def register(self, pods: Informer[Pod], nodes: Informer[Node]) -> None:
         """Add the handlers to the pod and node informers (before they start)."""
@@ -82,6 +86,14 @@ class EventHandlers:
                 self.queue.assigned_pod_deleted(pod)
         else:
             self.queue.delete(pod)
+            # A pod held at Permit is assumed, not bound: rejecting it frees its place
+            # (its binding task forgets it), as upstream's RejectWaitingPod.
+            waiting = None
+            if self.waiting_pods is not None:
+                waiting = self.waiting_pods.get(waiting_pod_key(pod))
+            if waiting is not None:
+                waiting.reject("", "removed")
+                self.queue.assigned_pod_deleted(pod)
 
     # --- nodes ------------------------------------------------------------------------
 

@@ -21,12 +21,17 @@ With extenders (``Scheduler.extenders``) the algorithm awaits their filter and
 prioritize verbs, preemption their preempt verbs, and an interested binder binds instead
 of the Bind plugins (upstream ``extendersBinding``).
 
-Deviation: Permit's Wait is not supported yet (no waiting-pods map in the framework);
-a pod a Permit plugin holds is treated as rejected by that plugin.
+Permit's Wait: the pod stays assumed and its binding task first awaits the framework's
+waiting pod (``wait_on_permit``) — allowed by every waiting plugin, rejected, or timed
+out — so later cycles run meanwhile. A rejection (at Reserve, Permit or while waiting)
+is reported as upstream's one-node FitError (``0/1 nodes are available: 1 ...``); after
+a rejection while waiting, the freed place moves other pods as an assigned pod's
+deletion does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -40,6 +45,7 @@ from kubesched.framework.schedule import FitError, SchedulingError
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.cache import CacheError
+from kubesched.scheduler.backend.queue.events import ASSIGNED_POD_DELETE
 from kubesched.scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, attempts_label
 
 if TYPE_CHECKING:
@@ -51,6 +57,7 @@ __all__ = [
     "binding_cycle",
     "handle_failure",
     "schedule_one",
+    "wait_on_permit",
 ]
 
 log = logging.getLogger(__name__)
@@ -101,17 +108,53 @@ async def schedule_one(sched: Scheduler, info: QueuedPodInfo) -> None:
     t1 = time.perf_counter()
     sched.metrics.extension_point("Reserve", failure, profile, t1 - t0)
     if failure is None:
-        failure, _ = fwk.run_permit_plugins(state, assumed, host)
+        failure = fwk.run_permit_plugins(state, assumed, host)
         sched.metrics.extension_point("Permit", failure, profile, time.perf_counter() - t1)
         if failure is not None and failure.code is Code.WAIT:
-            failure = Status(Code.UNSCHEDULABLE, ("Permit plugins asked to wait; not supported",))
+            failure = None  # the binding cycle waits on permit; this cycle goes on
     if failure is not None:
         _unreserve(sched, fwk, state, assumed)
         _forget(sched, assumed)
-        reason = REASON_UNSCHEDULABLE if failure.is_rejected() else REASON_SCHEDULER_ERROR
-        await handle_failure(sched, info, failure, reason, started=start)
+        if failure.is_rejected():
+            info.unschedulable_plugins = frozenset({failure.plugin} - {""})
+            info.pending_plugins = frozenset()
+            message = str(FitError.on_node(pod, host, failure))
+            await handle_failure(
+                sched,
+                info,
+                Status(failure.code, (message,), failure.plugin),
+                REASON_UNSCHEDULABLE,
+                keep=True,
+                started=start,
+            )
+        else:
+            await handle_failure(sched, info, failure, REASON_SCHEDULER_ERROR, started=start)
         return
     sched.spawn(binding_cycle(sched, fwk, state, info, assumed, start), f"bind {pod.key}")
+
+
+async def wait_on_permit(fwk: Framework, assumed: Pod) -> Status | None:
+    """Upstream's ``WaitOnPermit``: if a Permit plugin holds ``assumed``, wait (without
+    blocking the event loop) until it is allowed, rejected or timed out."""
+    waiting = fwk.waiting_pod_for(assumed)
+    if waiting is None:
+        return None
+    if not waiting.decided:
+        decided: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
+
+        def deliver(status: Status) -> None:
+            if not decided.done():
+                decided.set_result(status)
+
+        waiting.when_decided(deliver)
+        try:
+            await decided
+        except asyncio.CancelledError:
+            # Shutting down or leadership lost: the pod must not stay held.
+            waiting.reject("", "scheduler stopped")
+            fwk.wait_on_permit(waiting)
+            raise
+    return fwk.wait_on_permit(waiting)
 
 
 async def binding_cycle(
@@ -127,6 +170,31 @@ async def binding_cycle(
     host = assumed.node_name
     writer = sched.cluster_client
     profile = fwk.profile_name
+    permit = await wait_on_permit(fwk, assumed)
+    if permit is not None:
+        _unreserve(sched, fwk, state, assumed)
+        _forget(sched, assumed)
+        if permit.is_rejected():
+            info.unschedulable_plugins = frozenset({permit.plugin} - {""})
+            info.pending_plugins = frozenset()
+            message = str(FitError.on_node(info.pod, host, permit))
+            await handle_failure(
+                sched,
+                info,
+                Status(permit.code, (message,), permit.plugin),
+                REASON_UNSCHEDULABLE,
+                keep=True,
+                started=started,
+            )
+            # Forgetting the assumed pod freed its place, as a deleted pod would: other
+            # pods may fit now (the pod itself was just rejected; it is left alone).
+            sched.queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, assumed, None, lambda p: p.key != assumed.key
+            )
+        else:
+            await handle_failure(sched, info, permit, REASON_SCHEDULER_ERROR, started=started)
+            sched.queue.assigned_pod_deleted(assumed)
+        return
     try:
         t0 = time.perf_counter()
         with writer.collect() as pending:

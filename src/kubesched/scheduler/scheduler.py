@@ -9,8 +9,7 @@ Data flow (ARCHITECTURE.md, "Data flow in the live scheduler")::
 Metrics are recorded in :attr:`Scheduler.metrics` (``scheduler/metrics.py``); the health
 and metrics endpoints (``scheduler/endpoints.py``) read :attr:`Scheduler.alive` and
 :attr:`Scheduler.synced`. The configuration's ``extenders`` are called over HTTP
-(``extender.client_schedule.ExtenderSet``) by every profile. Not in this slice:
-assumed-pod expiry (upstream's TTL is 0 anyway) and Permit's Wait.
+(``extender.client_schedule.ExtenderSet``) by every profile.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from kubesched.extender.client_schedule import ExtenderSet, with_ignored_extende
 from kubesched.framework.nominator import Nominator
 from kubesched.framework.registry import Registry
 from kubesched.framework.schedule import build_profiles
+from kubesched.framework.waiting_pods import WaitingPodsMap
 from kubesched.kube import Client, Informer
 from kubesched.kube.resources import NODES, PODS, Resource
 from kubesched.objects.node import Node
@@ -40,11 +40,18 @@ from kubesched.scheduler.listers import InformerClusterLister
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.schedule_one import schedule_one
 
-__all__ = ["Scheduler"]
+__all__ = ["LoopTimers", "Scheduler"]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+class LoopTimers:
+    """Permit timeouts on the running event loop."""
+
+    def call_later(self, delay: float, callback: Callable[[], object]) -> asyncio.TimerHandle:
+        return asyncio.get_running_loop().call_later(delay, callback)
 
 
 class Scheduler:
@@ -73,6 +80,8 @@ class Scheduler:
         self.cluster_client = LiveClusterClient(client)
         self.lister = InformerClusterLister(client)
         self.nominator = Nominator()
+        #: Pods held at Permit, shared by the profiles; timeouts run on the event loop.
+        self.waiting_pods = WaitingPodsMap(LoopTimers())
         self.frameworks, self.algorithms = build_profiles(
             config,
             registry,
@@ -81,6 +90,7 @@ class Scheduler:
             nominator=self.nominator,
             rng=rng or random.Random(),
             columnar=columnar,
+            waiting_pods=self.waiting_pods,
         )
         #: The configured extenders (None without any); they read the API objects
         #: that the informers keep in ``raw`` for them.
@@ -104,7 +114,7 @@ class Scheduler:
         #: listed (``/readyz``).
         self.alive = False
         self.synced = False
-        self.handlers = EventHandlers(self.cache, self.queue)
+        self.handlers = EventHandlers(self.cache, self.queue, self.waiting_pods)
         self.handlers.register(self.pod_informer, self.node_informer)
         if self.extenders is not None:
             self.pod_informer.add_handler(on_delete=self.raw.remove_pod)
@@ -212,6 +222,9 @@ class Scheduler:
     async def shutdown(self) -> None:
         """Let in-flight bindings and writes finish, then stop the informers."""
         self.queue.close()
+        # Pods held at Permit would keep their binding tasks up to their timeouts.
+        for waiting in self.waiting_pods:
+            waiting.reject("", "scheduler stopped")
         while self._tasks:
             await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
         await self.cluster_client.drain()

@@ -6,6 +6,12 @@ victims, and pods rejected earlier retried when an event their rejecting plugins
 registered for happens (a pod bound or deleted). There is no clock: backoff is not
 simulated, and a pod is retried as soon as an event may help it. A configuration with
 ``extenders`` is refused (``refuse_extenders``): only the live scheduler calls them.
+
+Permit's Wait is simulated in-process: a held pod stays assumed on its node while the
+next pods are scheduled, and its binding cycle runs as soon as every waiting plugin has
+allowed it (e.g. a gang plugin that allows its group when the last member arrives). When
+no pod can make progress and some are still held, the clock jumps to the next Permit
+timeout, which rejects its pod (``rejected due to timeout after waiting ...``).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from kubesched.framework.schedule import (
 )
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import QueuedPodInfo
+from kubesched.framework.waiting_pods import VirtualTimers, WaitingPodsMap
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 
@@ -101,6 +108,10 @@ class Simulator:
         # cycle sees the cluster as the previous one left it.
         self._snapshot = Snapshot.from_objects(nodes, pods, columnar=columnar)
         self.nominator = Nominator()
+        #: The simulation's clock for Permit timeouts: it moves only when no pod can
+        #: make progress, straight to the next timeout.
+        self.timers = VirtualTimers()
+        self.waiting_pods = WaitingPodsMap(self.timers)
         self.cluster = cluster or StaticClusterLister()
         self.frameworks, self.algorithms = build_profiles(
             config,
@@ -110,9 +121,12 @@ class Simulator:
             nominator=self.nominator,
             rng=self.rng,
             columnar=columnar,
+            waiting_pods=self.waiting_pods,
         )
         self._events: list[tuple[ClusterEvent, object, object]] = []
         self._deleted: list[Pod] = []
+        #: Pods held at Permit: their framework, cycle state, pod and assumed pod.
+        self._waiting: dict[str, tuple[Framework, CycleState, Pod, Pod]] = {}
 
     # --- ClusterClient ---------------------------------------------------------------
 
@@ -177,43 +191,68 @@ class Simulator:
 
         max_attempts = 10 * len(pending) + 100
         attempts = 0
-        while active and attempts < max_attempts:
-            attempts += 1
-            qinfo = heapq.heappop(active).info
-            pod = current[qinfo.pod.key]
-            qinfo.pod = pod
-            qinfo.attempts += 1
+
+        def end(pod: Pod, bound: Pod | None, message: str, rejectors: frozenset[str]) -> None:
+            """Record how an attempt (or a wait at Permit) ended."""
+            nonlocal seq
             placement = outcomes[pod.key]
-            placement.attempts = qinfo.attempts
-            started = time.perf_counter()
-            bound, message, rejectors = self._attempt(pod, placement)
-            if observe is not None:
-                observe(pod, time.perf_counter() - started)
             seq += 1
             ended[pod.key] = seq
             if bound is not None:
                 placement.node = bound.node_name
                 placement.message = None
                 current[pod.key] = bound
-                self._events.append((ASSIGNED_POD_ADD, None, current[pod.key]))
+                self._events.append((ASSIGNED_POD_ADD, None, bound))
+                return
+            placement.message = message
+            qinfo = infos[pod.key]
+            nominated = self.nominator.nominated_node(pod)
+            if nominated != pod.nominated_node_name:
+                current[pod.key] = pod.evolve(nominated_node_name=nominated)
+                qinfo.pod = current[pod.key]
+            qinfo.unschedulable_plugins = rejectors
+            unschedulable[pod.key] = (qinfo, rejectors)
+
+        infos: dict[str, QueuedPodInfo] = {}
+        while attempts < max_attempts:
+            if not active:
+                # Nothing else can run: time passes until a Permit timeout fires.
+                if not self._waiting or not self.timers.advance():
+                    break
             else:
-                placement.message = message
-                nominated = self.nominator.nominated_node(pod)
-                if nominated != pod.nominated_node_name:
-                    current[pod.key] = pod.evolve(nominated_node_name=nominated)
-                    qinfo.pod = current[pod.key]
-                qinfo.unschedulable_plugins = rejectors
-                unschedulable[pod.key] = (qinfo, rejectors)
+                attempts += 1
+                qinfo = heapq.heappop(active).info
+                pod = current[qinfo.pod.key]
+                qinfo.pod = pod
+                qinfo.attempts += 1
+                infos[pod.key] = qinfo
+                placement = outcomes[pod.key]
+                placement.attempts = qinfo.attempts
+                started = time.perf_counter()
+                outcome = self._attempt(pod, placement)
+                if observe is not None:
+                    observe(pod, time.perf_counter() - started)
+                if outcome is not None:
+                    end(pod, *outcome)
+            # Pods held at Permit whose wait ended (allowed by this attempt, or timed
+            # out) finish their binding cycle now.
+            for pod, bound, message, rejectors in self._finish_waiting():
+                end(pod, bound, message, rejectors)
             # Events happen after the attempt ends, as they would reach a live queue.
             for key in self._move_on_events(unschedulable, current):
                 moved, _ = unschedulable.pop(key)
                 heapq.heappush(active, _Queued(moved, first))  # type: ignore[arg-type]
             self._events.clear()
 
+        for key in self._waiting:
+            outcomes[key].message = "still waiting on permit when the simulation stopped"
         return sorted(outcomes.values(), key=lambda p: ended.get(p.pod.key, 0))
 
-    def _attempt(self, pod: Pod, placement: Placement) -> tuple[Pod | None, str, frozenset[str]]:
-        """One scheduling cycle (and the binding cycle, run inline)."""
+    def _attempt(
+        self, pod: Pod, placement: Placement
+    ) -> tuple[Pod | None, str, frozenset[str]] | None:
+        """One scheduling cycle (and the binding cycle, run inline); None when a Permit
+        plugin holds the pod (its binding cycle runs once the wait ends)."""
         fwk = self.frameworks[pod.scheduler_name]
         algo = self.algorithms[pod.scheduler_name]
         fwk.set_snapshot(self.snapshot())
@@ -242,21 +281,59 @@ class Simulator:
         self.nominator.delete_nominated_pod(pod)
         failure = fwk.run_reserve_plugins_reserve(state, pod, host)
         if failure is None:
-            failure, _ = fwk.run_permit_plugins(state, pod, host)
+            failure = fwk.run_permit_plugins(state, pod, host)
             if failure is not None and failure.code is Code.WAIT:
-                failure = Status(
-                    Code.UNSCHEDULABLE, ("Permit plugins asked to wait; not simulated",)
-                )
-        if failure is None:
-            failure = fwk.run_pre_bind_plugins(state, pod, host)
+                self._waiting[pod.key] = (fwk, state, pod, assumed)
+                return None
+        if failure is not None:
+            return self._unreserve(fwk, state, pod, assumed, failure)
+        return self._bind(fwk, state, pod, assumed)
+
+    def _bind(
+        self, fwk: Framework, state: CycleState, pod: Pod, assumed: Pod
+    ) -> tuple[Pod | None, str, frozenset[str]]:
+        """The binding cycle after Permit: PreBind, Bind, PostBind."""
+        host = assumed.node_name
+        failure = fwk.run_pre_bind_plugins(state, pod, host)
         if failure is None:
             failure = fwk.run_bind_plugins(state, pod, host)
         if failure is not None:
-            fwk.run_reserve_plugins_unreserve(state, pod, host)
-            self._snapshot.remove_pod(assumed)
-            return None, failure.message, frozenset({failure.plugin} - {""})
+            return self._unreserve(fwk, state, pod, assumed, failure)
         fwk.run_post_bind_plugins(state, pod, host)
         return assumed, "", frozenset()
+
+    def _unreserve(
+        self, fwk: Framework, state: CycleState, pod: Pod, assumed: Pod, failure: Status
+    ) -> tuple[Pod | None, str, frozenset[str]]:
+        """Undo the assumption after a failure after Reserve; a rejection is reported
+        as upstream's one-node FitError."""
+        fwk.run_reserve_plugins_unreserve(state, pod, assumed.node_name)
+        self._snapshot.remove_pod(assumed)
+        message = failure.message
+        if failure.is_rejected():
+            message = str(FitError.on_node(pod, assumed.node_name, failure))
+        return None, message, frozenset({failure.plugin} - {""})
+
+    def _finish_waiting(self) -> list[tuple[Pod, Pod | None, str, frozenset[str]]]:
+        """Run the binding cycle of every pod whose wait at Permit has ended."""
+        done = []
+        progress = True
+        while progress:  # an Unreserve may reject other held pods: finish them too
+            progress = False
+            for key, (fwk, state, pod, assumed) in list(self._waiting.items()):
+                waiting = fwk.waiting_pod_for(pod)
+                if waiting is not None and not waiting.decided:
+                    continue
+                progress = True
+                del self._waiting[key]
+                status = fwk.wait_on_permit(waiting) if waiting is not None else None
+                if status is None:
+                    done.append((pod, *self._bind(fwk, state, pod, assumed)))
+                    continue
+                done.append((pod, *self._unreserve(fwk, state, pod, assumed, status)))
+                # The place it held is free again, as if an assigned pod were deleted.
+                self._events.append((ASSIGNED_POD_DELETE, assumed, None))
+        return done
 
     def _move_on_events(
         self,

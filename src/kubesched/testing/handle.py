@@ -11,7 +11,7 @@ random source — without a whole profile around the plugin.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Nominator, StaticClusterLister
@@ -19,6 +19,7 @@ from kubesched.framework.interface import Status
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.waiting_pods import WaitingPod
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
@@ -98,3 +99,12 @@ class PluginHandle:
         return self._framework().run_pre_filter_extension_remove_pod(
             state, pod, pod_to_remove, node_info
         )
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self._framework().get_waiting_pod(uid)
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], object]) -> None:
+        self._framework().iterate_over_waiting_pods(callback)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        return self._framework().reject_waiting_pod(uid)
