@@ -24,6 +24,7 @@ RUNS = {
     "config-qos-sort.yaml": "pods-qos-sort.yaml",
     "config-tenant-spread.yaml": "pods-tenant-spread.yaml",
     "config-gpu.yaml": "pods-gpu.yaml",
+    "config-gang.yaml": "pods-gang.yaml",
 }
 
 CPU_NODES = {"node-a1", "node-a2", "node-b1", "node-c1", "node-c2"}
