@@ -9,6 +9,7 @@ path, since those pods must be counted on them.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -104,18 +105,23 @@ def pass_filters(
     rejected: list[tuple[IntArray, npt.NDArray[np.integer], tuple[Status, ...]]] = []
     skip = state.skip_filter_plugins
     vector = _kinds(fwk).filters
+    sampled = fwk.recorder if state.record_plugin_metrics else None
     for index, plugin in enumerate(fwk.points["filter"]):
         if not len(remaining):
             break
         if skip and plugin.name in skip:
             continue
         if vector[index]:
+            started = time.perf_counter() if sampled is not None else 0.0
             try:
                 verdicts = plugin.filter_nodes(state, pod, table, remaining)
             except Exception as err:
                 raise ColumnarError(
                     filter_status(plugin.name, Status.error(f"{type(err).__name__}: {err}"))
                 ) from err
+            if sampled is not None:
+                # One call judges every node: timed once, as one Filter execution.
+                sampled.plugin_execution(plugin.name, "Filter", None, _since(started))
             if verdicts is None:
                 continue
             codes = verdicts.codes
@@ -208,6 +214,30 @@ def prioritize(
     status = fwk.run_pre_score_plugins(state, pod, nodes)
     if status is not None and status.code is not Code.SUCCESS:
         raise ColumnarError(status)
+    recorder = fwk.recorder
+    if recorder is None:
+        return _score(fwk, state, pod, table, nodes)
+    started = time.perf_counter()
+    failure: Status | None = None
+    try:
+        return _score(fwk, state, pod, table, nodes)
+    except ColumnarError as err:
+        failure = err.status
+        raise
+    finally:
+        recorder.extension_point("Score", failure, fwk.profile_name, _since(started))
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
+
+
+def _score(
+    fwk: Framework, state: CycleState, pod: Pod, table: NodeTable, nodes: NodeInfoView
+) -> tuple[dict[str, IntArray], IntArray]:
+    """Score (and normalize) with every score plugin; the Score extension point."""
+    rows = nodes.rows
+    sampled = fwk.recorder if state.record_plugin_metrics else None
     skip = state.skip_score_plugins
     totals = np.zeros(len(rows), dtype=np.int64)
     out: dict[str, IntArray] = {}
@@ -215,6 +245,7 @@ def prioritize(
     for index, plugin in enumerate(fwk.points["score"]):
         if skip and plugin.name in skip:
             continue
+        started = time.perf_counter() if sampled is not None else 0.0
         if kinds.scorers[index]:
             try:
                 scores = np.asarray(plugin.score_nodes(state, pod, table, rows), dtype=np.int64)
@@ -249,6 +280,8 @@ def prioritize(
         if len(scores) and (scores.min() < 0 or scores.max() > 100):
             bad = scores[(scores < 0) | (scores > 100)][0]
             raise ColumnarError(range_error(plugin.name, int(bad)))
+        if sampled is not None:
+            sampled.plugin_execution(plugin.name, "Score", None, _since(started))
         out[plugin.name] = scores
         totals += scores * fwk.score_weights.get(plugin.name, 1)
     return out, totals

@@ -9,10 +9,12 @@ upstream's rules for Skip, Unschedulable and Error.
 
 from __future__ import annotations
 
+import functools
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from kubesched.config import FieldError, Profile
 from kubesched.framework.args import ArgsError
@@ -98,6 +100,46 @@ _REJECTING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit")
 
 WILDCARD_EVENT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
 
+_now = time.perf_counter
+
+
+class MetricsRecorder(Protocol):
+    """Where a Framework reports how long its extension points and plugins took
+    (upstream's ``framework_extension_point_duration_seconds`` and, for the cycles
+    whose CycleState says ``record_plugin_metrics``, ``plugin_execution_duration_seconds``)."""
+
+    def extension_point(
+        self, point: str, status: Status | None, profile: str, seconds: float
+    ) -> None: ...
+
+    def plugin_execution(
+        self, plugin: str, point: str, status: Status | None, seconds: float
+    ) -> None: ...
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _timed(point: str, status_at: int | None = None) -> Callable[[_F], _F]:
+    """Time a run method as extension point ``point`` when the framework has a
+    recorder; ``status_at``: where the Status is in a tuple result."""
+
+    def wrap(method: _F) -> _F:
+        @functools.wraps(method)
+        def run(self: Framework, *args: Any) -> Any:
+            recorder = self.recorder
+            if recorder is None:
+                return method(self, *args)
+            start = _now()
+            result = method(self, *args)
+            status = result if status_at is None else result[status_at]
+            recorder.extension_point(point, status, self.profile_name, _now() - start)
+            return result
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
 
 class ProfileError(Exception):
     """A profile that cannot be built; carries field errors with config paths."""
@@ -131,6 +173,8 @@ class Framework:
         self._rng = rng or random.Random()
         #: Pods held at Permit (shared by a scheduler's profiles, as upstream's).
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
+        #: Times extension points and (sampled) plugins when set; None costs nothing.
+        self.recorder: MetricsRecorder | None = None
         self.plugins: dict[str, Plugin] = {}
         self.score_weights: dict[str, int] = {}
         self.points: dict[str, list[Any]] = {wire: [] for _, wire in _POINTS}
@@ -344,6 +388,26 @@ class Framework:
 
     # --- extension points -------------------------------------------------------------
 
+    def _plugin_call(
+        self,
+        state: CycleState,
+        point: str,
+        plugin: Plugin,
+        call: Callable[..., Any],
+        status_at: int | None,
+        *args: Any,
+    ) -> Any:
+        """``call(*args)``, timed as ``plugin`` at ``point`` when this cycle records
+        plugin metrics (upstream samples 10% of cycles: ``record_plugin_metrics``)."""
+        recorder = self.recorder if state.record_plugin_metrics else None
+        if recorder is None:
+            return call(*args)
+        start = _now()
+        result = call(*args)
+        status = result if status_at is None or result is None else result[status_at]
+        recorder.plugin_execution(plugin.name, point, status, _now() - start)
+        return result
+
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
         for plugin in self.points["preEnqueue"]:
             status = _call_status(plugin, "pre_enqueue", pod)
@@ -357,6 +421,7 @@ class Framework:
                 return status.with_plugin(plugin.name)
         return None
 
+    @_timed("PreFilter", 1)
     def run_pre_filter_plugins(
         self, state: CycleState, pod: Pod
     ) -> tuple[PreFilterResult | None, Status | None, frozenset[str]]:
@@ -370,7 +435,9 @@ class Framework:
         try:
             for plugin in self.points["preFilter"]:
                 try:
-                    r, status = plugin.pre_filter(state, pod, nodes)
+                    r, status = self._plugin_call(
+                        state, "PreFilter", plugin, plugin.pre_filter, 1, state, pod, nodes
+                    )
                 except Exception as err:  # a plugin bug must not stop the scheduler
                     status, r = Status.error(f"{type(err).__name__}: {err}"), None
                 if status is not None and status.code is Code.SKIP:
@@ -479,7 +546,9 @@ class Framework:
     ) -> tuple[PostFilterResult | None, Status | None]:
         fold = _PostFilterFold()
         for plugin in self.points["postFilter"]:
-            r, status = plugin.post_filter(state, pod, node_to_status)
+            r, status = self._plugin_call(
+                state, "PostFilter", plugin, plugin.post_filter, 1, state, pod, node_to_status
+            )
             done = fold.add(plugin.name, r, status)
             if done is not None:
                 return done
@@ -498,19 +567,24 @@ class Framework:
                     state, pod, node_to_status, extenders
                 )
             else:
-                r, status = plugin.post_filter(state, pod, node_to_status)
+                r, status = self._plugin_call(
+                    state, "PostFilter", plugin, plugin.post_filter, 1, state, pod, node_to_status
+                )
             done = fold.add(plugin.name, r, status)
             if done is not None:
                 return done
         return fold.result()
 
+    @_timed("PreScore")
     def run_pre_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | None:
         skip: set[str] = set()
         try:
             for plugin in self.points["preScore"]:
-                status = plugin.pre_score(state, pod, nodes)
+                status = self._plugin_call(
+                    state, "PreScore", plugin, plugin.pre_score, None, state, pod, nodes
+                )
                 if status is not None and status.code is Code.SKIP:
                     skip.add(plugin.name)
                     continue
@@ -522,6 +596,7 @@ class Framework:
         finally:
             state.skip_score_plugins = frozenset(skip)
 
+    @_timed("Score", 1)
     def run_score_plugins(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[dict[str, list[NodeScore]], Status | None]:
@@ -551,11 +626,14 @@ class Framework:
             out[plugin.name] = scores
         return out, None
 
+    @_timed("Reserve")
     def run_reserve_plugins_reserve(
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
         for plugin in self.points["reserve"]:
-            status: Status | None = plugin.reserve(state, pod, node_name)
+            status: Status | None = self._plugin_call(
+                state, "Reserve", plugin, plugin.reserve, None, state, pod, node_name
+            )
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     return status.with_plugin(plugin.name)
@@ -564,11 +642,15 @@ class Framework:
                 ).with_plugin(plugin.name)
         return None
 
+    @_timed("Unreserve")
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         # Reverse order, as upstream: undo in the opposite order of doing.
         for plugin in reversed(self.points["reserve"]):
-            plugin.unreserve(state, pod, node_name)
+            self._plugin_call(
+                state, "Unreserve", plugin, plugin.unreserve, None, state, pod, node_name
+            )
 
+    @_timed("Permit")
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Run Permit. A rejection or error ends it; when plugins ask to wait (and none
         rejects), the pod is added to the waiting pods with each plugin's timeout
@@ -577,7 +659,9 @@ class Framework:
         timeouts: dict[str, float] = {}
         for plugin in self.points["permit"]:
             status: Status | None
-            status, timeout = plugin.permit(state, pod, node_name)
+            status, timeout = self._plugin_call(
+                state, "Permit", plugin, plugin.permit, 0, state, pod, node_name
+            )
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.code is Code.WAIT:
@@ -617,7 +701,9 @@ class Framework:
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for plugin in self.points["preBind"]:
-            status: Status | None = plugin.pre_bind(state, pod, node_name)
+            status: Status | None = self._plugin_call(
+                state, "PreBind", plugin, plugin.pre_bind, None, state, pod, node_name
+            )
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     return status.with_plugin(plugin.name)
@@ -629,7 +715,9 @@ class Framework:
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         status: Status | None = Status.skip()
         for plugin in self.points["bind"]:
-            status = plugin.bind(state, pod, node_name)
+            status = self._plugin_call(
+                state, "Bind", plugin, plugin.bind, None, state, pod, node_name
+            )
             if status is not None and status.code is Code.SKIP:
                 continue
             if status is not None and status.code is not Code.SUCCESS:
@@ -641,9 +729,12 @@ class Framework:
             return None
         return status
 
+    @_timed("PostBind")
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for plugin in self.points["postBind"]:
-            plugin.post_bind(state, pod, node_name)
+            self._plugin_call(
+                state, "PostBind", plugin, plugin.post_bind, None, state, pod, node_name
+            )
 
 
 class _PostFilterFold:

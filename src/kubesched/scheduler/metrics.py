@@ -299,12 +299,59 @@ class SchedulerMetrics:
                 exponential_buckets(1, 2, 5),
             )
         )
+        self.preemption_victims = r.register(
+            Histogram(
+                "scheduler_preemption_victims",
+                "Number of selected preemption victims",
+                exponential_buckets(1, 2, 7),
+            )
+        )
         self.extension_point_duration = r.register(
             Histogram(
                 "scheduler_framework_extension_point_duration_seconds",
                 "Latency for running all plugins of a specific extension point.",
                 exponential_buckets(0.0001, 2, 12),
                 ("extension_point", "status", "profile"),
+            )
+        )
+
+        self.plugin_execution_duration = r.register(
+            Histogram(
+                "scheduler_plugin_execution_duration_seconds",
+                "Duration for running a plugin at a specific extension point.",
+                exponential_buckets(0.00001, 1.5, 20),
+                ("plugin", "extension_point", "status"),
+            )
+        )
+        self.queue_incoming_pods = r.register(
+            Counter(
+                "scheduler_queue_incoming_pods_total",
+                "Number of pods added to scheduling queues by event and queue type.",
+                ("queue", "event"),
+            )
+        )
+        self.permit_wait_duration = r.register(
+            Histogram(
+                "scheduler_permit_wait_duration_seconds",
+                "Duration of waiting on permit.",
+                exponential_buckets(0.001, 2, 15),
+                ("result",),
+            )
+        )
+        self.cache_size = r.register(
+            Gauge(
+                "scheduler_scheduler_cache_size",
+                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                ("type",),
+            )
+        )
+        self.unschedulable_pods = r.register(
+            Gauge(
+                "scheduler_unschedulable_pods",
+                "The number of unschedulable pods broken down by plugin name. A pod will "
+                "increment the gauge for all plugins that caused it to not schedule and so "
+                "this metric have meaning only when broken down by plugin.",
+                ("plugin", "profile"),
             )
         )
 
@@ -320,6 +367,15 @@ class SchedulerMetrics:
         self, point: str, status: Status | None, profile: str, seconds: float
     ) -> None:
         self.extension_point_duration.observe(seconds, point, status_label(status), profile)
+
+    def plugin_execution(
+        self, plugin: str, point: str, status: Status | None, seconds: float
+    ) -> None:
+        self.plugin_execution_duration.observe(seconds, plugin, point, status_label(status))
+
+    def incoming(self, queue: str, event: str) -> None:
+        """A pod entered ``queue`` (the queue's name) because of ``event``."""
+        self.queue_incoming_pods.inc(QUEUE_LABELS.get(queue, queue), event)
 
     def render(self) -> str:
         return self.registry.render()

@@ -13,9 +13,10 @@ user: a ``FailedScheduling`` event and the pod's PodScheduled=False condition.
 Metrics (``scheduler/metrics.py``): every attempt counts in
 ``scheduler_schedule_attempts_total`` / ``scheduler_scheduling_attempt_duration_seconds``
 (``scheduled`` after Bind, timed from the cycle's start as upstream; ``unschedulable``
-for rejections; ``error`` otherwise); a bound pod adds its SLI duration and attempts;
-the extension points run here (PostFilter, Reserve, Unreserve, Permit, PreBind, Bind,
-PostBind) are timed in ``scheduler_framework_extension_point_duration_seconds``.
+for rejections; ``error`` otherwise); a bound pod adds its SLI duration and attempts.
+The framework times its own extension points and, in the cycles sampled here (10%, as
+upstream's ``pluginMetricsSamplePercent``), each plugin; PostFilter, PreBind and Bind
+are timed here instead, because their API writes are awaited here.
 
 With extenders (``Scheduler.extenders``) the algorithm awaits their filter and
 prioritize verbs, preemption their preempt verbs, and an interested binder binds instead
@@ -46,7 +47,13 @@ from kubesched.framework.types import QueuedPodInfo
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.cache import CacheError
 from kubesched.scheduler.backend.queue.events import ASSIGNED_POD_DELETE
-from kubesched.scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, attempts_label
+from kubesched.scheduler.metrics import (
+    ERROR,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    SchedulerMetrics,
+    attempts_label,
+)
 
 if TYPE_CHECKING:
     from kubesched.scheduler.scheduler import Scheduler
@@ -78,6 +85,7 @@ async def schedule_one(sched: Scheduler, info: QueuedPodInfo) -> None:
     start = time.perf_counter()
     fwk.set_snapshot(sched.cache.snapshot())
     state = CycleState()
+    state.record_plugin_metrics = sched.sample_plugin_metrics()
     try:
         result = await sched.algorithms[pod.scheduler_name].schedule(state, pod)
     except FitError as fit:
@@ -102,14 +110,9 @@ async def schedule_one(sched: Scheduler, info: QueuedPodInfo) -> None:
         await handle_failure(sched, info, status, REASON_SCHEDULER_ERROR, started=start)
         return
     sched.nominator.delete_nominated_pod(pod)
-    profile = fwk.profile_name
-    t0 = time.perf_counter()
     failure = fwk.run_reserve_plugins_reserve(state, assumed, host)
-    t1 = time.perf_counter()
-    sched.metrics.extension_point("Reserve", failure, profile, t1 - t0)
     if failure is None:
         failure = fwk.run_permit_plugins(state, assumed, host)
-        sched.metrics.extension_point("Permit", failure, profile, time.perf_counter() - t1)
         if failure is not None and failure.code is Code.WAIT:
             failure = None  # the binding cycle waits on permit; this cycle goes on
     if failure is not None:
@@ -133,12 +136,16 @@ async def schedule_one(sched: Scheduler, info: QueuedPodInfo) -> None:
     sched.spawn(binding_cycle(sched, fwk, state, info, assumed, start), f"bind {pod.key}")
 
 
-async def wait_on_permit(fwk: Framework, assumed: Pod) -> Status | None:
+async def wait_on_permit(
+    fwk: Framework, assumed: Pod, metrics: SchedulerMetrics | None = None
+) -> Status | None:
     """Upstream's ``WaitOnPermit``: if a Permit plugin holds ``assumed``, wait (without
-    blocking the event loop) until it is allowed, rejected or timed out."""
+    blocking the event loop) until it is allowed, rejected or timed out; the wait is
+    observed in ``scheduler_permit_wait_duration_seconds`` by its result."""
     waiting = fwk.waiting_pod_for(assumed)
     if waiting is None:
         return None
+    start = time.perf_counter()
     if not waiting.decided:
         decided: asyncio.Future[Status] = asyncio.get_running_loop().create_future()
 
@@ -154,6 +161,9 @@ async def wait_on_permit(fwk: Framework, assumed: Pod) -> Status | None:
             waiting.reject("", "scheduler stopped")
             fwk.wait_on_permit(waiting)
             raise
+    if metrics is not None and waiting.decision is not None:
+        result = str(waiting.decision.code)
+        metrics.permit_wait_duration.observe(time.perf_counter() - start, result)
     return fwk.wait_on_permit(waiting)
 
 
@@ -170,7 +180,7 @@ async def binding_cycle(
     host = assumed.node_name
     writer = sched.cluster_client
     profile = fwk.profile_name
-    permit = await wait_on_permit(fwk, assumed)
+    permit = await wait_on_permit(fwk, assumed, sched.metrics)
     if permit is not None:
         _unreserve(sched, fwk, state, assumed)
         _forget(sched, assumed)
@@ -235,9 +245,7 @@ async def binding_cycle(
         )
         return
     sched.cache.finish_binding(assumed)
-    t0 = time.perf_counter()
     fwk.run_post_bind_plugins(state, assumed, host)
-    sched.metrics.extension_point("PostBind", None, profile, time.perf_counter() - t0)
     sched.queue.done(info.pod)
     sched.bound += 1
     _record_scheduled(sched, info, profile, started)
@@ -285,6 +293,8 @@ async def _handle_fit_error(
             log.warning("preemption for pod %s failed: %s", pod.key, "; ".join(failed))
         elif result is not None:
             nominated = result.nominated_node_name
+            if result.victims:
+                sched.metrics.preemption_victims.observe(len(result.victims))
     info.unschedulable_plugins = frozenset(fit.diagnosis.unschedulable_plugins)
     info.pending_plugins = frozenset(fit.diagnosis.pending_plugins)
     failure = Status(Code.UNSCHEDULABLE, (str(fit),))
@@ -357,9 +367,7 @@ def _record_scheduled(
 
 
 def _unreserve(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod) -> None:
-    t0 = time.perf_counter()
     fwk.run_reserve_plugins_unreserve(state, assumed, assumed.node_name)
-    sched.metrics.extension_point("Unreserve", None, fwk.profile_name, time.perf_counter() - t0)
 
 
 def _forget(sched: Scheduler, assumed: Pod) -> None:

@@ -6,8 +6,10 @@ Data flow (ARCHITECTURE.md, "Data flow in the live scheduler")::
     API server ─watch─► informers ─► EventHandlers ─► Cache / SchedulingQueue
     loop: pop ─► schedule_one (serial) ─► binding task (concurrent)
 
-Metrics are recorded in :attr:`Scheduler.metrics` (``scheduler/metrics.py``); the health
-and metrics endpoints (``scheduler/endpoints.py``) read :attr:`Scheduler.alive` and
+Metrics are recorded in :attr:`Scheduler.metrics` (``scheduler/metrics.py``): the
+frameworks, the queue and the cache report to it. Assumed pods expire only with a TTL
+(upstream's is 0: never); the cleanup loop checks every second. The health and metrics
+endpoints (``scheduler/endpoints.py``) read :attr:`Scheduler.alive` and
 :attr:`Scheduler.synced`. The configuration's ``extenders`` are called over HTTP
 (``extender.client_schedule.ExtenderSet``) by every profile.
 """
@@ -40,7 +42,21 @@ from kubesched.scheduler.listers import InformerClusterLister
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.schedule_one import schedule_one
 
-__all__ = ["LoopTimers", "Scheduler"]
+__all__ = [
+    "CLEANUP_PERIOD",
+    "DURATION_TO_EXPIRE_ASSUMED_POD",
+    "PLUGIN_METRICS_SAMPLE_PERCENT",
+    "LoopTimers",
+    "Scheduler",
+]
+
+#: Upstream's ``durationToExpireAssumedPod``: 0, assumed pods never expire
+#: (kubernetes#106361); tests and operators may set a TTL.
+DURATION_TO_EXPIRE_ASSUMED_POD = 0.0
+#: How often the cache's assumed pods are checked for expiry (upstream: 1 s).
+CLEANUP_PERIOD = 1.0
+#: Upstream's ``pluginMetricsSamplePercent``: the cycles whose plugins are timed.
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +87,7 @@ class Scheduler:
         columnar: bool = True,
         rng: random.Random | None = None,
         sync_timeout: float = 60.0,
+        assumed_pod_ttl: float = DURATION_TO_EXPIRE_ASSUMED_POD,
     ) -> None:
         # Extenders' ignoredByScheduler resources are NodeResourcesFit's ignoredResources.
         config = with_ignored_extended_resources(config)
@@ -100,7 +117,7 @@ class Scheduler:
             self.extenders = ExtenderSet.from_config(config.extenders, self.raw)
             for fwk in self.frameworks.values():
                 fwk.extenders = self.extenders
-        self.cache = Cache(columnar=columnar)
+        self.cache = Cache(ttl=assumed_pod_ttl, columnar=columnar)
         # One nominator for the queue and the frameworks' handles.
         self.queue = SchedulingQueue.from_config(config, self.frameworks, nominator=self.nominator)
         self.pod_informer: Informer[Pod] = Informer(client, PODS)
@@ -110,6 +127,12 @@ class Scheduler:
             self.node_informer.resource = self._keeping_raw(NODES, self.raw.add_node)
         #: Upstream's scheduler metrics; pending pods are read from the queue when scraped.
         self.metrics = SchedulerMetrics(self.queue.counts)
+        self.metrics.cache_size.source = self._cache_size
+        self.metrics.unschedulable_pods.source = self._unschedulable_by_plugin
+        self.queue.on_incoming = self.metrics.incoming
+        for fwk in self.frameworks.values():
+            fwk.recorder = self.metrics
+        self._sampler = random.Random()
         #: True while :meth:`run` runs (``/healthz``); ``synced`` once informers have
         #: listed (``/readyz``).
         self.alive = False
@@ -122,6 +145,8 @@ class Scheduler:
         #: Pods bound by this scheduler since it started.
         self.bound = 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: Loops that run until shutdown (not waited for like binding tasks).
+        self._background: list[asyncio.Task[Any]] = []
         self._stopping = False
         self._stop_event = asyncio.Event()
         # Two replicas must never both bind: only the holder of the Lease schedules.
@@ -173,6 +198,8 @@ class Scheduler:
                 elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
                 if not await self._wait_for_leadership():
                     return
+            cleanup = asyncio.create_task(self.cleanup_assumed_pods(), name="cache-cleanup")
+            self._background.append(cleanup)
             log.info(
                 "scheduling for %s on %d node(s)",
                 ", ".join(self.frameworks),
@@ -193,6 +220,37 @@ class Scheduler:
             if self.elector is not None and elector_task is not None:
                 self.elector.stop()
                 await asyncio.gather(elector_task, return_exceptions=True)
+
+    async def cleanup_assumed_pods(self, period: float = CLEANUP_PERIOD) -> None:
+        """Upstream's cache cleanup loop: every ``period`` seconds, expire the assumed
+        pods whose binding finished more than the TTL ago and were never confirmed."""
+        while True:
+            await asyncio.sleep(period)
+            for pod in self.cache.cleanup_assumed_pods():
+                log.warning(
+                    "assumed pod %s expired: bound to %s but never confirmed",
+                    pod.key,
+                    pod.node_name,
+                )
+
+    def sample_plugin_metrics(self) -> bool:
+        """Whether this cycle times each plugin (upstream: 10% of the cycles)."""
+        return self._sampler.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+
+    def _cache_size(self) -> dict[tuple[str, ...], float]:
+        return {
+            ("assumed_pods",): self.cache.assumed_count(),
+            ("nodes",): self.cache.node_count(),
+            ("pods",): self.cache.pod_count(),
+        }
+
+    def _unschedulable_by_plugin(self) -> dict[tuple[str, ...], float]:
+        counts: dict[tuple[str, ...], float] = {}
+        for info in self.queue.unschedulable:
+            for plugin in info.unschedulable_plugins | info.pending_plugins:
+                key = (plugin, info.pod.scheduler_name)
+                counts[key] = counts.get(key, 0) + 1
+        return counts
 
     async def _wait_for_leadership(self) -> bool:
         """Wait until this replica leads (True) or is asked to stop (False)."""
@@ -228,6 +286,10 @@ class Scheduler:
         while self._tasks:
             await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
         await self.cluster_client.drain()
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        self._background.clear()
         for informer in self.informers:
             await informer.stop()
         if self.extenders is not None:

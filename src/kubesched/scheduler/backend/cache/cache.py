@@ -75,6 +75,10 @@ class Cache:
         """How many pods are assigned or assumed."""
         return len(self._pods)
 
+    def assumed_count(self) -> int:
+        """How many pods are assumed and not yet confirmed."""
+        return len(self._assumed)
+
     def node_info(self, name: str) -> NodeInfo | None:
         """The NodeInfo of ``name`` (a placeholder if only its pods are known)."""
         return self._nodes.get(name)

@@ -19,6 +19,7 @@ from kubesched.framework.types import QueuedPodInfo
 from kubesched.scheduler.backend.queue.active import ActiveQueue
 from kubesched.scheduler.backend.queue.backoff import BackoffQueue
 from kubesched.scheduler.backend.queue.events import (
+    BACKOFF_COMPLETE,
     UNSCHEDULABLE_TIMEOUT,
     Strategy,
     requeue_strategy,
@@ -61,6 +62,9 @@ class QueueCore:
         # the queue records.
         self.nominator = nominator if nominator is not None else Nominator()
         self.scheduling_cycle = 0
+        #: Told ``(queue, event label)`` whenever a pod enters a queue
+        #: (``scheduler_queue_incoming_pods_total``).
+        self.on_incoming: Callable[[str, str], None] | None = None
         self.closed = False
         self._wakeup = asyncio.Event()
         self._last_leftover_flush = clock()
@@ -113,7 +117,7 @@ class QueueCore:
     def flush_backoff_completed(self) -> None:
         """Move the pods whose backoff has ended to activeQ."""
         for info in self.backoff.pop_completed(self.clock()):
-            self._move_to_active(info)
+            self._move_to_active(info, BACKOFF_COMPLETE.label)
 
     def flush_unschedulable_leftover(self) -> None:
         """Requeue pods unschedulable for longer than podMaxInUnschedulablePodsDuration."""
@@ -122,22 +126,25 @@ class QueueCore:
             if now - info.timestamp > self.max_in_unschedulable:
                 registered = self.frameworks[info.pod.scheduler_name].events_to_register()
                 strategy = requeue_strategy(info, registered, UNSCHEDULABLE_TIMEOUT, None, None)
-                self._requeue(info, strategy)
+                self._requeue(info, strategy, UNSCHEDULABLE_TIMEOUT.label)
 
     # --- moves -------------------------------------------------------------------------
 
-    def _requeue(self, info: QueuedPodInfo, strategy: Strategy) -> str:
-        """Put ``info`` where ``strategy`` says; the name of that queue."""
+    def _requeue(self, info: QueuedPodInfo, strategy: Strategy, event: str = "") -> str:
+        """Put ``info`` where ``strategy`` says; the name of that queue. ``event``: the
+        label of what moved it, for the incoming-pods metric."""
         if strategy is Strategy.SKIP:
             self.unschedulable.add_or_update(info)
+            self._incoming(UNSCHEDULABLE, event)
             return UNSCHEDULABLE
         if strategy is Strategy.AFTER_BACKOFF and self.backoff.is_backing_off(info, self.clock()):
             self.unschedulable.delete(info.pod.key)
             self.backoff.add(info)
+            self._incoming(BACKOFF, event)
             return BACKOFF
-        return ACTIVE if self._move_to_active(info) else UNSCHEDULABLE
+        return ACTIVE if self._move_to_active(info, event) else UNSCHEDULABLE
 
-    def _move_to_active(self, info: QueuedPodInfo) -> bool:
+    def _move_to_active(self, info: QueuedPodInfo, event: str = "") -> bool:
         """Run PreEnqueue; into activeQ if it passes, else held as gated."""
         key = info.pod.key
         status = self.frameworks[info.pod.scheduler_name].run_pre_enqueue_plugins(info.pod)
@@ -147,9 +154,15 @@ class QueueCore:
             info.unschedulable_plugins = frozenset({status.plugin} - {""})
             info.pending_plugins = frozenset()
             self.unschedulable.add_or_update(info)
+            self._incoming(UNSCHEDULABLE, event)
             return False
         info.gated = False
         self.unschedulable.delete(key)
         self.active.add(info)
+        self._incoming(ACTIVE, event)
         self._wakeup.set()
         return True
+
+    def _incoming(self, queue: str, event: str) -> None:
+        if self.on_incoming is not None and event:
+            self.on_incoming(queue, event)

@@ -40,6 +40,16 @@ ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)
 
 
+def event_label(event: ClusterEvent) -> str:
+    """Upstream's ``ClusterEvent.Label()``: the event's own label, or its resource and
+    action (``NodeAdd``, ``AssignedPodDelete``, ``NodeUpdateNodeTaint``...)."""
+    if event.label:
+        return event.label
+    names = [flag.name for flag in ActionType if flag in event.action and flag.name]
+    action = "|".join(n.title().replace("_", "") for n in names if n not in ("UPDATE", "ALL"))
+    return f"{event.resource.value}{action}"
+
+
 class Strategy(enum.IntEnum):
     """Where a pod goes after an event (upstream ``queueingStrategy``); larger wins."""
 

@@ -34,7 +34,11 @@ from kubesched.scheduler.backend.queue.core import (
 from kubesched.scheduler.backend.queue.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
+    FORCE_ACTIVATE,
+    POD_ADD,
+    SCHEDULE_ATTEMPT_FAILURE,
     Strategy,
+    event_label,
     pod_update_events,
     requeue_strategy,
 )
@@ -73,7 +77,7 @@ class SchedulingQueue(QueueCore):
             self.update(known.pod if known is not None else pod, pod)
             return True
         info = QueuedPodInfo(pod, timestamp=self.clock())
-        self._move_to_active(info)
+        self._move_to_active(info, POD_ADD.label)
         self.nominator.add_nominated_pod(pod)
         return True
 
@@ -108,7 +112,7 @@ class SchedulingQueue(QueueCore):
         registered = self.frameworks[new.scheduler_name].events_to_register()
         for event in events:
             strategy = requeue_strategy(info, registered, event, old, new)
-            if self._requeue(info, strategy) != UNSCHEDULABLE:
+            if self._requeue(info, strategy, event_label(event)) != UNSCHEDULABLE:
                 break
 
     def delete(self, pod: Pod) -> None:
@@ -193,7 +197,7 @@ class SchedulingQueue(QueueCore):
             for event, old, new in self.in_flight.events_for(info.pod):
                 strategy = max(strategy, requeue_strategy(info, registered, event, old, new))
         self.in_flight.done(info.pod)
-        queue = self._requeue(info, strategy)
+        queue = self._requeue(info, strategy, SCHEDULE_ATTEMPT_FAILURE.label)
         self.nominator.add_nominated_pod(info.pod, nominated_node)
         return queue
 
@@ -217,7 +221,9 @@ class SchedulingQueue(QueueCore):
                 continue
             registered = self.frameworks[info.pod.scheduler_name].events_to_register()
             strategy = requeue_strategy(info, registered, event, old, new)
-            if strategy is not Strategy.SKIP and self._requeue(info, strategy) != UNSCHEDULABLE:
+            if strategy is Strategy.SKIP:
+                continue
+            if self._requeue(info, strategy, event_label(event)) != UNSCHEDULABLE:
                 moved += 1
         return moved
 
@@ -240,7 +246,7 @@ class SchedulingQueue(QueueCore):
         for pod in pods:
             info = self.backoff.get(pod.key) or self.unschedulable.get(pod.key)
             if info is not None:
-                self._move_to_active(info)
+                self._move_to_active(info, FORCE_ACTIVATE.label)
 
     def close(self) -> None:
         """Stop: ``pop`` returns None from now on."""
