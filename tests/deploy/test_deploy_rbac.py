@@ -193,6 +193,10 @@ async def scenario(kubeconfig: Path, config_text: str, lock_namespace: str) -> R
             await setup.create(PODS.raw, pod("too-big", "8", "low", name))
             await setup.create(PODS.raw, pod("preemptor", "2", "high", name))
             assert await until(lambda: node_of("preemptor"), "the preemptor bound") == "only"
+            # The too-big pod fails again, with the same message, whenever it is retried:
+            # the repeat turns its FailedScheduling event into a series (a patch).
+            series = ("events.k8s.io", "events", "patch")
+            await until(lambda: any(c[0] == series for c in client.calls), "an event series")
             renewal = ("coordination.k8s.io", "leases", "update")
             await until(lambda: any(c[0] == renewal for c in client.calls), "a lease renewal")
         finally:
@@ -236,6 +240,10 @@ def test_the_rbac_rules_are_exactly_the_calls_the_scheduler_makes(
 SCENARIO_METHODS = {
     "bind",
     "delete",
+    # Events (scheduler/events.py): created, and patched into series.
+    "create",
+    "patch",
+    # The core/v1 fallback of clusterclient.delete_pod (not taken by the Scheduler).
     "create_event",
     "patch_pod_status",
     "get_lease",

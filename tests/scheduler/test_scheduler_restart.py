@@ -57,9 +57,7 @@ def test_an_api_server_restart_loses_no_pod_and_binds_none_twice(tmp_path: Path)
         first = [f"a{i}" for i in range(PODS_PER_BATCH)]
         for name in first:
             await setup.create(PODS.raw, make_pod(name).req(POD_CPU).raw)
-        await until(
-            lambda: scheduler.bound == PODS_PER_BATCH, timeout=10, what="the first batch"
-        )
+        await until(lambda: scheduler.bound == PODS_PER_BATCH, timeout=10, what="the first batch")
         second = [f"b{i}" for i in range(PODS_PER_BATCH)]
         for name in second:
             await setup.create(PODS.raw, make_pod(name).req(POD_CPU).raw)

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from kubesched.kube import Client, NotFound
 from kubesched.kube.resources import PODS
 from kubesched.objects.pod import Pod
+from kubesched.scheduler.events import EventBroadcaster
 
 __all__ = ["LiveClusterClient", "PendingWrites"]
 
@@ -41,6 +42,8 @@ class LiveClusterClient:
 
     def __init__(self, client: Client) -> None:
         self.client = client
+        #: Where events go when set (the scheduler's broadcaster); else written directly.
+        self.events: EventBroadcaster | None = None
         self._pending: contextvars.ContextVar[PendingWrites | None] = contextvars.ContextVar(
             f"pending-writes-{id(self)}", default=None
         )
@@ -124,6 +127,12 @@ class LiveClusterClient:
         async def delete() -> object:
             with contextlib.suppress(NotFound):
                 await self.client.delete(PODS, pod.name, pod.namespace, uid=pod.uid)
+            note = f"{reason} on node {pod.node_name}"
+            if self.events is not None:
+                self.events.eventf(
+                    pod, "Normal", "Preempted", "Preempting", note, pod.scheduler_name
+                )
+                return None
             with contextlib.suppress(Exception):  # the event is informative only
                 await self.client.create_event(
                     pod_reference(pod),

@@ -35,8 +35,9 @@ from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.cache import Cache
 from kubesched.scheduler.backend.queue import SchedulingQueue
-from kubesched.scheduler.clusterclient import LiveClusterClient, pod_reference
+from kubesched.scheduler.clusterclient import LiveClusterClient
 from kubesched.scheduler.eventhandlers import EventHandlers
+from kubesched.scheduler.events import EventBroadcaster
 from kubesched.scheduler.leaderelection import LeaderElector
 from kubesched.scheduler.listers import InformerClusterLister
 from kubesched.scheduler.metrics import SchedulerMetrics
@@ -95,6 +96,9 @@ class Scheduler:
         self.client = client
         self.sync_timeout = sync_timeout
         self.cluster_client = LiveClusterClient(client)
+        #: Scheduled / FailedScheduling / Preempted events, written in the background.
+        self.events = EventBroadcaster(client)
+        self.cluster_client.events = self.events
         self.lister = InformerClusterLister(client)
         self.nominator = Nominator()
         #: Pods held at Permit, shared by the profiles; timeouts run on the event loop.
@@ -194,6 +198,7 @@ class Scheduler:
         self.alive = True
         try:
             await self.start()
+            self._background.append(asyncio.create_task(self.events.run(), name="events"))
             if self.elector is not None:
                 elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
                 if not await self._wait_for_leadership():
@@ -286,6 +291,7 @@ class Scheduler:
         while self._tasks:
             await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
         await self.cluster_client.drain()
+        await self.events.drain()
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -312,16 +318,6 @@ class Scheduler:
     def record_event(
         self, pod: Pod, event_type: str, reason: str, action: str, message: str
     ) -> None:
-        """Write a core/v1 Event about ``pod`` in the background, reported by its
-        profile (upstream's per-profile event recorder)."""
-        self.spawn(
-            self.client.create_event(
-                pod_reference(pod),
-                reason,
-                message,
-                event_type=event_type,
-                action=action,
-                component=pod.scheduler_name,
-            ),
-            f"event {reason} {pod.key}",
-        )
+        """Record an events.k8s.io/v1 Event about ``pod``, reported by its profile
+        (upstream's per-profile recorder); never blocks (see ``scheduler/events.py``)."""
+        self.events.eventf(pod, event_type, reason, action, message, pod.scheduler_name)
