@@ -25,6 +25,7 @@ from kubesched.apiserver.runner import start_apiserver
 from kubesched.config.load import loads_config
 from kubesched.kube import Client, NotFound, load_kubeconfig
 from kubesched.kube.resources import NAMESPACES, NODES, PODS, PRIORITY_CLASSES
+from kubesched.objects.pod import Pod
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -193,10 +194,17 @@ async def scenario(kubeconfig: Path, config_text: str, lock_namespace: str) -> R
             await setup.create(PODS.raw, pod("too-big", "8", "low", name))
             await setup.create(PODS.raw, pod("preemptor", "2", "high", name))
             assert await until(lambda: node_of("preemptor"), "the preemptor bound") == "only"
-            # The too-big pod fails again, with the same message, whenever it is retried:
-            # the repeat turns its FailedScheduling event into a series (a patch).
+            # The too-big pod fails again, with the same message, whenever it is retried
+            # (retried now rather than after its backoff): the repeat turns its
+            # FailedScheduling event into a series, which is a patch.
             series = ("events.k8s.io", "events", "patch")
-            await until(lambda: any(c[0] == series for c in client.calls), "an event series")
+            too_big = Pod(namespace="default", name="too-big")
+
+            def retried_into_a_series() -> bool:
+                scheduler.queue.activate([too_big])
+                return any(c[0] == series for c in client.calls)
+
+            await until(retried_into_a_series, "an event series")
             renewal = ("coordination.k8s.io", "leases", "update")
             await until(lambda: any(c[0] == renewal for c in client.calls), "a lease renewal")
         finally:
