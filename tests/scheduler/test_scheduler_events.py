@@ -145,4 +145,4 @@ def test_the_live_scheduler_writes_its_events_through_events_v1(apiserver: ApiSe
                 assert event["reportingInstance"] == f"kubesched-{host}"
             assert scheduler.events.dropped == 0
 
-    asyncio.run(asyncio.wait_for(main(), 15.0))
+    asyncio.run(asyncio.wait_for(main(), 30.0))

@@ -92,7 +92,7 @@ def test_extension_points_plugins_queue_and_cache_metrics(apiserver: ApiServerHa
             assert value(samples, size, type="pods") == 2
             assert value(samples, size, type="assumed_pods") == 0
 
-    asyncio.run(asyncio.wait_for(main(), 15.0))
+    asyncio.run(asyncio.wait_for(main(), 30.0))
 
 
 OURS = "kubesched"
@@ -112,7 +112,7 @@ def test_plugins_are_timed_only_in_sampled_cycles(apiserver: ApiServerHandle):
             assert value(samples, POINT, extension_point="Bind", status="Success", profile=OURS)
             assert not series_with(samples, PLUGIN)
 
-    asyncio.run(asyncio.wait_for(main(), 15.0))
+    asyncio.run(asyncio.wait_for(main(), 30.0))
 
 
 def test_preemption_victims_are_counted(apiserver: ApiServerHandle):
@@ -121,7 +121,9 @@ def test_preemption_victims_are_counted(apiserver: ApiServerHandle):
             await create_priority_classes(client)
             await client.create(NODES.raw, make_node("n", cpu="1"))
             await until(lambda: scheduler.cache.node_count() == 1)
-            await client.create(PODS.raw, make_pod("low").req("1").priority_class("low").raw)
+            await client.create(
+                PODS.raw, make_pod("low").req("1").priority_class("low").grace(0).raw
+            )
             await bind_all(client, ["low"])
             await client.create(
                 PODS.raw, make_pod("high").req("1").priority_class("high").grace(0).raw
@@ -130,7 +132,7 @@ def test_preemption_victims_are_counted(apiserver: ApiServerHandle):
             _, samples = parse(scheduler.metrics.render())
             assert value(samples, "scheduler_preemption_victims_bucket", le="1") == 1
 
-    asyncio.run(asyncio.wait_for(main(), 15.0))
+    asyncio.run(asyncio.wait_for(main(), 30.0))
 
 
 class LostBinder:
@@ -159,4 +161,4 @@ def test_an_assumed_pod_never_confirmed_expires_after_the_ttl(apiserver: ApiServ
             await until(lambda: scheduler.cache.pod_count() == 0, timeout=5, what="expiry")
             assert not node_of(await pod_raw(client, "p"))
 
-    asyncio.run(asyncio.wait_for(main(), 15.0))
+    asyncio.run(asyncio.wait_for(main(), 30.0))

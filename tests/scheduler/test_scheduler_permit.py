@@ -70,7 +70,7 @@ def node(name: str) -> dict[str, Any]:
     }
 
 
-async def until(check: Callable[[], Any], what: str, timeout: float = 5.0) -> Any:
+async def until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         value = check()
@@ -124,7 +124,7 @@ def run(
                 scheduler.stop()
                 await task
 
-    asyncio.run(asyncio.wait_for(main(), 15.0))
+    asyncio.run(asyncio.wait_for(main(), 30.0))
 
 
 def test_a_gang_is_held_at_permit_without_blocking_other_pods_then_binds(apiserver, tmp_path):
