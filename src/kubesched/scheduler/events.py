@@ -186,7 +186,7 @@ class EventBroadcaster:
             if self.clock() - self._last_refresh >= tick:
                 await self.maintain()
 
-    async def drain(self, timeout: float = 5.0) -> None:
+    async def drain(self, timeout: float = 1.0) -> None:
         """Write what is queued (at most ``timeout`` seconds), e.g. before shutdown."""
         deadline = time.monotonic() + timeout
         while not self._queue.empty() and time.monotonic() < deadline:
