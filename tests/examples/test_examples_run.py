@@ -84,7 +84,7 @@ def test_example_runs_and_every_pod_is_accounted_for(simulate: Any, config: str,
         assert "no profile serves" not in (p["message"] or "")
 
 
-# --- the main example: ./dev run -------------------------------------------------------
+# --- the main example: the README's simulate command --------------------------------
 
 
 @pytest.fixture

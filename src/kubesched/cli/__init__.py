@@ -198,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("apiserver", help="an embedded Kubernetes-compatible API server")
     sub.add_parser("export", help="write a live cluster to a file kubesched simulate reads")
     sub.add_parser("config", help="configuration chores: migrate a removed Policy file")
+    sub.add_parser("demo", help="API server, simulated nodes, scheduler, workload: the tour")
     return parser
 
 
@@ -226,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kubesched.cli import config as config_cli
 
         return config_cli.main(args_list[1:])
+    if args_list[:1] == ["demo"]:
+        from kubesched.cli import demo
+
+        return demo.main(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     try:
