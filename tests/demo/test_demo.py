@@ -99,6 +99,15 @@ def check_placements(result: dict[str, Any]) -> None:
     assert f"8 Insufficient {GPU}" in pending["message"]
     assert "1 node(s) had untolerated taint {dedicated: infra}" in pending["message"]
     assert pending["event"] == pending["message"]
+    # The policy lab's replay under the default profile: LeastAllocated spreads the
+    # 1-GPU jobs over both GPU nodes, so the 4-GPU job finds no node with 4 free.
+    (replay,) = result["whatIf"]
+    assert replay["profile"] == demo_story.DEFAULT_PROFILE
+    again = {p["name"]: p for p in replay["pods"]}
+    assert {again[f"train-{i}"]["node"] for i in (1, 2, 3)} == {"gpu-a1", "gpu-b1"}
+    assert again["train-4gpu"]["node"] is None
+    assert f"Insufficient {GPU}" in again["train-4gpu"]["message"]
+    assert all(p["live"] == bound[p["name"]] for p in replay["pods"])
 
 
 def test_the_demo_in_process_places_every_pod_by_its_rules(capsys):

@@ -31,6 +31,7 @@ from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.cli import demo_story as story
 from kubesched.cli.demo_report import summary, summary_text
 from kubesched.cli.demo_track import PodTracker
+from kubesched.cli.demo_whatif import replays
 from kubesched.config import loads_config
 from kubesched.kube import Client, KubeError, load_kubeconfig
 from kubesched.kube.resources import EVENTS, NODES, PODS, PRIORITY_CLASSES
@@ -152,6 +153,8 @@ async def _run_on(
             nodes = (await client.list(NODES.raw)).items
             events = (await client.list(EVENTS, story.NAMESPACE)).items
             result = summary(submitted, pods, nodes, events, timings, server.url)
+            # The policy lab's contrast: the same pods under another profile.
+            result["whatIf"] = replays(nodes, pods, config, args.seed)
             if text:
                 out.write(summary_text(result))
             else:
@@ -253,6 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TimeoutError:
         print(f"kubesched demo: nothing happened within {args.timeout:g} s", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # asyncio.run has cancelled the demo: its cleanup (scheduler, API server) ran.
+        print("kubesched demo: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         return 0
     return 0

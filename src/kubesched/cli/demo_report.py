@@ -136,6 +136,27 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _what_if_text(replay: Mapping[str, Any]) -> str:
+    pods = replay["pods"]
+    profile = replay["profile"]
+    names = ", ".join(p["name"] for p in pods)
+    lines = [
+        f"\nWhat if {names} had named {profile}? The policy lab (the engine of kubesched "
+        "simulate)\nschedules them again, in-process, onto the cluster as it is now without "
+        "them:\n"
+    ]
+    width = max(len(p["name"]) for p in pods)
+    for p in pods:
+        where = p["node"] or f"<pending>: {p['message']}"
+        lines.append(f"  {p['name']:<{width}}  {where}   (live: {p['live'] or '<pending>'})\n")
+    lost = sum(1 for p in pods if p["live"] and not p["node"])
+    if lost:
+        lines.append(
+            f"  With {profile}, {lost} of them would stay pending that the live scheduler placed.\n"
+        )
+    return "".join(lines)
+
+
 def summary_text(data: Mapping[str, Any]) -> str:
     """The summary as the terminal shows it."""
     out = ["\nPlacements (read back from the API server)\n"]
@@ -174,6 +195,8 @@ def summary_text(data: Mapping[str, Any]) -> str:
         out.append("\nPending (the pod's PodScheduled condition, as the scheduler wrote it)\n")
         for p in data["pending"]:
             out.append(f"  {p['name']}: PodScheduled=False {p['reason']}\n    {p['message']}\n")
+    for replay in data.get("whatIf", []):
+        out.append(_what_if_text(replay))
     t = data["timings"]
     bound = sum(1 for p in data["pods"] if p["node"])
     out.append(

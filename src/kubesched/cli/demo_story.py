@@ -144,6 +144,9 @@ class Wave:
 
     title: str
     pods: Sequence[dict[str, Any]]
+    #: A profile to schedule these pods with again in the policy lab, for contrast
+    #: ("" for none): what they would have got without the profile they name.
+    replay_with: str = ""
 
 
 #: Annotation on each demo pod: the rule that decides where it goes (the "why" column).
@@ -299,6 +302,10 @@ def waves() -> list[Wave]:
             "services: web spread over zones, two tenants spread over nodes, workers",
             [*web, *tenants, *workers],
         ),
-        Wave("training jobs for the gpu-aware profile (1-GPU jobs, then a 4-GPU job)", train),
+        Wave(
+            "training jobs for the gpu-aware profile (1-GPU jobs, then a 4-GPU job)",
+            train,
+            replay_with=DEFAULT_PROFILE,
+        ),
         Wave("an urgent pod on a full cluster, and a job no node can hold", urgent),
     ]
