@@ -94,13 +94,14 @@ def run(
     config: KubeSchedulerConfiguration | None = None,
     registry: Registry | None = None,
 ) -> None:
-    """Run ``body(client, scheduler)`` with a started scheduler; 10 s at most."""
+    """Run ``body(client, scheduler)`` with a started scheduler; 30 s at most (a
+    deadline for a loaded machine, not a speed check)."""
 
     async def main() -> None:
         async with running(apiserver, config, registry) as (client, scheduler):
             await body(client, scheduler)
 
-    asyncio.run(asyncio.wait_for(main(), 10.0))
+    asyncio.run(asyncio.wait_for(main(), 30.0))
 
 
 @asynccontextmanager
@@ -126,7 +127,7 @@ async def running(
             await task
 
 
-async def until(check: Callable[[], Any], timeout: float = 5.0, what: str = "") -> Any:
+async def until(check: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
     """Poll ``check`` (plain or async) until it returns something truthy."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:

@@ -66,13 +66,13 @@ def test_run_binds_pods_of_profile_kubesched_and_exits_0_on_sigterm(tmp_path):
             text=True,
         )
         try:
-            deadline = time.monotonic() + 8.0
+            deadline = time.monotonic() + 30.0  # a loaded machine starts Python slowly
             while asyncio.run(node_of("mine")) == "" and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert asyncio.run(node_of("mine")) == "n1"
             assert asyncio.run(node_of("upstreams")) == ""
             proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=5) == 0, proc.stderr.read() if proc.stderr else ""
+            assert proc.wait(timeout=15) == 0, proc.stderr.read() if proc.stderr else ""
         finally:
             if proc.poll() is None:
                 proc.kill()
