@@ -186,10 +186,12 @@ def test_full_nodes_filter_also_counts_the_cached_pods(shared: Cluster) -> None:
     # kube-scheduler sends the nodes but never their pods: without the cache node "a"
     # would look empty and pass.
     async def scenario() -> None:
-        async with extender(shared) as (call, _):
+        async with extender(shared) as (call, serving):
             status, body = await call(
                 "/filter", filter_args(POD, [go_node("a", cpu="2"), go_node("b", cpu="2")])
             )
+            # These nodes differ from the cached ones (labels, images): theirs are used.
+            assert serving.cache is not None and serving.cache.merges == 1
         assert status == 200
         assert [n["metadata"]["name"] for n in body["Nodes"]["items"]] == ["b"]
         assert body["FailedNodes"] == {"a": INSUFFICIENT_CPU}
@@ -259,6 +261,13 @@ def test_cache_follows_binds_deletions_and_node_changes(tmp_path: Path) -> None:
                 first = await until(call, body, lambda r: r["NodeNames"] == ["b"])
                 assert first["FailedNodes"] == {"d": unknown_node("d")}
                 rebuilds = serving.cache.rebuilds
+                # Full Nodes equal to the cached ones: answered from the same snapshot.
+                listed = await asyncio.to_thread(world.core.list_node)
+                items = world.core.api_client.sanitize_for_serialization(listed.items)
+                _, full = await call("/filter", filter_args(POD, items))
+                assert [n["metadata"]["name"] for n in full["Nodes"]["items"]] == ["b"]
+                assert full["FailedNodes"] == {"a": INSUFFICIENT_CPU, "c": INSUFFICIENT_CPU}
+                assert (serving.cache.rebuilds, serving.cache.merges) == (rebuilds, 0)
                 # A pod bound to b: the snapshot takes it in place, without a rebuild.
                 await asyncio.to_thread(world.add_pod, pod("late", "1500m", "b"))
                 await until(call, body, lambda r: "b" in (r["FailedNodes"] or {}))

@@ -61,8 +61,10 @@ class ClusterCache:
             for resource in (SERVICES, REPLICATION_CONTROLLERS, REPLICA_SETS, STATEFUL_SETS)
         ]
         self._snapshot: Snapshot | None = None
-        #: How often the snapshot was built from scratch (tests, metrics).
+        #: How often the snapshot was built from scratch, and how often one was built
+        #: around a request's nodes (``snapshot_with``); for tests and metrics.
         self.rebuilds = 0
+        self.merges = 0
         self.node_informer.add_handler(self._node_changed, self._node_updated, self._node_changed)
         self.pod_informer.add_handler(self._pod_added, self._pod_updated, self._pod_deleted)
 
@@ -121,6 +123,7 @@ class ClusterCache:
         recently) replace the cached nodes of the same name, beside the other cached
         nodes, with every cached pod: plugins that count pods across the cluster
         (spreading, affinity) see the whole of it, not only the candidates."""
+        self.merges += 1
         given = {node.name for node in nodes}
         everything = [*nodes, *(n for n in self.node_informer.list() if n.name not in given)]
         pods = (p for p in self.pod_informer.list() if _counted(p))

@@ -167,7 +167,14 @@ class ProfileExtender:
             return _Request(pod, infos, unknown, None)
         if self.cache is not None and self.cache.synced:
             candidates = decode_candidates(args)
-            snapshot = self.cache.snapshot_with(candidates.nodes)
+            snapshot = self.cache.snapshot()
+            # Usually the request's nodes are the cached ones; only a node that differs
+            # (kube-scheduler saw a newer version) needs a snapshot of its own.
+            for node in candidates.nodes:
+                info = snapshot.find(node.name)
+                if info is None or info.node != node:
+                    snapshot = self.cache.snapshot_with(candidates.nodes)
+                    break
             self._use(snapshot)
             infos = [snapshot.get(n.name) for n in candidates.nodes]
             return _Request(candidates.pod, infos, [], candidates.raw)
