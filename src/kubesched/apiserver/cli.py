@@ -1,28 +1,41 @@
 """``kubesched apiserver``: serve the embedded API server until SIGTERM or SIGINT.
 
 ``main(argv)`` parses ``[--host H] [--port N] [--write-kubeconfig FILE] [--window N]
-[--data FILE] [--nodes N] [--node-template FILE] [--no-agent] [--run-delay SECONDS]``,
-creates the simulated nodes, writes the kubeconfig, prints where it listens, and returns 0
-after a clean stop (2 for a bad command line, 1 when the port cannot be bound, the data
-file cannot be used or the node template is unusable).
+[--data FILE] [--nodes N] [--node-template FILE] [--no-agent] [--run-delay SECONDS]
+[--token [T] | --token-file FILE] [--tls | --tls-cert FILE --tls-key FILE [--tls-ca FILE]]``,
+creates the simulated nodes, writes the kubeconfig (with the token and the CA), prints
+where it listens, and returns 0 after a clean stop (2 for a bad command line, 1 when the
+port cannot be bound, or the data file, node template, token file or certificates are
+unusable).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from kubesched.apiserver.agent import DEFAULT_RUN_DELAY, NodeAgent
 from kubesched.apiserver.nodes import NodeTemplateError
 from kubesched.apiserver.persist import StorageError
-from kubesched.apiserver.runner import add_nodes, new_store, start_site, write_kubeconfig
+from kubesched.apiserver.runner import (
+    add_nodes,
+    new_store,
+    serving_certificate,
+    start_site,
+    write_kubeconfig,
+)
 from kubesched.apiserver.store import DEFAULT_WINDOW, Store
+from kubesched.apiserver.tls import ServingCertificate, TLSError
 
 DEFAULT_PORT = 8080
 DEFAULT_KUBECONFIG = "kubesched.kubeconfig"
+#: ``--token`` given without a value: make a random one (it goes only to the kubeconfig).
+GENERATE = object()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,7 +97,59 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"seconds before the node agent marks a bound pod Running "
         f"(default {DEFAULT_RUN_DELAY})",
     )
+    auth = parser.add_mutually_exclusive_group()
+    auth.add_argument(
+        "--token",
+        nargs="?",
+        const=GENERATE,
+        default=None,
+        metavar="T",
+        help="requests must carry 'Authorization: Bearer T' (/healthz, /livez, /readyz and "
+        "/version stay open); without T a random token is made; the kubeconfig carries it",
+    )
+    auth.add_argument(
+        "--token-file",
+        metavar="FILE",
+        default=None,
+        help="as --token, with the token read from FILE (its first line), which keeps it "
+        "out of the process list",
+    )
+    parser.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a certificate from a CA made at start (kept beside --data "
+        "FILE as FILE.pki/, so a restart serves the same CA); the kubeconfig carries the CA",
+    )
+    parser.add_argument(
+        "--tls-cert", metavar="FILE", default=None, help="serve HTTPS with this PEM certificate"
+    )
+    parser.add_argument("--tls-key", metavar="FILE", default=None, help="the PEM key of --tls-cert")
+    parser.add_argument(
+        "--tls-ca",
+        metavar="FILE",
+        default=None,
+        help="the CA clients verify --tls-cert with (written into the kubeconfig; default: "
+        "their system CAs)",
+    )
     return parser
+
+
+def _token(token: object, token_file: str | None) -> str:
+    """The bearer token asked for: given, read from a file, made up, or none ("")."""
+    if token is GENERATE:
+        return secrets.token_urlsafe(32)
+    if token_file is not None:
+        try:
+            lines = Path(token_file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--token-file {token_file}: cannot read it: {exc}") from exc
+        value = lines[0].strip() if lines else ""
+        if not value:
+            raise ValueError(f"--token-file {token_file}: the first line holds no token")
+        return value
+    if token is not None and (not isinstance(token, str) or not token.strip()):
+        raise ValueError("--token: the token must not be empty")
+    return str(token or "").strip()
 
 
 async def serve(
@@ -97,15 +162,18 @@ async def serve(
     node_template: str | None = None,
     agent: bool = True,
     run_delay: float = DEFAULT_RUN_DELAY,
+    token: str = "",
+    served: ServingCertificate | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT; the kubeconfig is written once the port is bound."""
+    """Serve until SIGTERM/SIGINT; the kubeconfig is written once the port is bound.
+    ``token``: the bearer token requests must carry; ``served``: serve HTTPS with it."""
     store = new_store(window, data)
     try:
         created = add_nodes(store, nodes, node_template)
         if created:
             print(f"{created} simulated nodes created", flush=True)
         node_agent = NodeAgent(store, run_delay) if agent else None
-        await _serve_store(store, host, port, kubeconfig, node_agent)
+        await _serve_store(store, host, port, kubeconfig, node_agent, token, served)
     finally:
         store.close()
     if data is not None:
@@ -113,12 +181,19 @@ async def serve(
 
 
 async def _serve_store(
-    store: Store, host: str, port: int, kubeconfig: str, agent: NodeAgent | None = None
+    store: Store,
+    host: str,
+    port: int,
+    kubeconfig: str,
+    agent: NodeAgent | None = None,
+    token: str = "",
+    served: ServingCertificate | None = None,
 ) -> None:
-    runner, url = await start_site(store, host, port, bookmark_interval=10.0)
+    runner, url = await start_site(store, host, port, 10.0, True, token, served)
     if agent is not None:
         agent.start()
-    write_kubeconfig(kubeconfig, url)
+    ca_data = served.ca_pem if served is not None else None
+    write_kubeconfig(kubeconfig, url, token or None, ca_data)
     print(f"kubesched apiserver listening on {url}", flush=True)
     print(f"kubeconfig written to {kubeconfig}: kubectl --kubeconfig {kubeconfig} get nodes")
     stop = asyncio.Event()
@@ -143,6 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("kubesched apiserver: --nodes and --run-delay must not be negative", file=sys.stderr)
         return 2
     try:
+        token = _token(args.token, args.token_file)
+        served = serving_certificate(
+            args.tls, args.host, args.data, args.tls_cert, args.tls_key, args.tls_ca
+        )
         asyncio.run(
             serve(
                 args.host,
@@ -154,9 +233,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.node_template,
                 args.agent,
                 args.run_delay,
+                token,
+                served,
             )
         )
-    except (StorageError, NodeTemplateError, ValueError) as exc:
+    except (StorageError, NodeTemplateError, TLSError, ValueError) as exc:
         print(f"kubesched apiserver: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

@@ -8,6 +8,7 @@ writes a kubeconfig that ``kubectl --kubeconfig`` and the ``kubernetes`` client 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import tempfile
@@ -26,6 +27,14 @@ from kubesched.apiserver.priority import system_priority_classes
 from kubesched.apiserver.resources import BUILTIN, NAMESPACES, PRIORITYCLASSES
 from kubesched.apiserver.server import make_app
 from kubesched.apiserver.store import DEFAULT_WINDOW, Store
+from kubesched.apiserver.tls import (
+    ServingCertificate,
+    TLSError,
+    issue_serving_certificate,
+    load_serving_certificate,
+    pki_dir_for,
+    server_ssl_context,
+)
 
 #: Namespaces that exist in every new cluster.
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -75,16 +84,27 @@ def _exists(store: Store, key: tuple[str, str, str], namespace: str, name: str) 
     return True
 
 
-def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str | None = None) -> Path:
-    """Write a kubeconfig for ``url`` (one cluster, user and context, all ``kubesched``).
+def write_kubeconfig(
+    path: str | os.PathLike[str],
+    url: str,
+    token: str | None = None,
+    ca_data: bytes | None = None,
+) -> Path:
+    """Write a kubeconfig for ``url`` (one cluster, user and context, all ``kubesched``):
+    the bearer ``token`` and the CA to verify an https server with (``ca_data``, PEM),
+    when given.
 
-    It is JSON, which every kubeconfig reader accepts as YAML. Returns the path written.
+    It is JSON, which every kubeconfig reader accepts as YAML, readable by its owner only
+    (it may hold a token), as client-go writes kubeconfigs. Returns the path written.
     """
     user: dict[str, str] = {"token": token} if token else {}
+    cluster: dict[str, str] = {"server": url}
+    if ca_data:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_data).decode("ascii")
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "kubesched", "cluster": {"server": url}}],
+        "clusters": [{"name": "kubesched", "cluster": cluster}],
         "users": [{"name": "kubesched", "user": user}],
         "contexts": [
             {
@@ -96,8 +116,51 @@ def write_kubeconfig(path: str | os.PathLike[str], url: str, token: str | None =
         "preferences": {},
     }
     target = Path(path)
-    target.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(config, indent=2) + "\n")
     return target
+
+
+def server_url(scheme: str, host: str, port: int) -> str:
+    """The URL clients dial for a server listening on host:port: a wildcard address
+    (``0.0.0.0``, ``::``) is reached on loopback; IPv6 addresses go in brackets."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}"
+
+
+def serving_certificate(
+    tls: bool,
+    host: str = "127.0.0.1",
+    data: str | os.PathLike[str] | None = None,
+    tls_cert: str | os.PathLike[str] | None = None,
+    tls_key: str | os.PathLike[str] | None = None,
+    tls_ca: str | os.PathLike[str] | None = None,
+) -> ServingCertificate | None:
+    """What the server serves HTTPS with, or None for plain HTTP.
+
+    ``tls_cert`` and ``tls_key`` (PEM files, together): the user's certificate, and
+    ``tls_ca`` the CA clients should trust. Else with ``tls``: a certificate for
+    ``host`` from a generated CA, kept beside ``data``
+    (:func:`~kubesched.apiserver.tls.pki_dir_for`) so that a restart serves the same CA.
+    Raises :class:`~kubesched.apiserver.tls.TLSError`.
+    """
+    if (tls_cert is None) != (tls_key is None):
+        raise TLSError("--tls-cert and --tls-key go together: give both or neither")
+    if tls_cert is not None and tls_key is not None:
+        return load_serving_certificate(tls_cert, tls_key, tls_ca)
+    if tls_ca is not None:
+        raise TLSError("--tls-ca names the CA of a certificate given with --tls-cert")
+    if not tls:
+        return None
+    hosts = [host] if host not in ("", "0.0.0.0", "::") else []
+    directory = pki_dir_for(data) if data is not None else None
+    return issue_serving_certificate(hosts, directory)
 
 
 @dataclass
@@ -113,6 +176,10 @@ class ApiServerHandle:
     _owns_store: bool = field(default=False, repr=False)
     #: The node agent running in the server's loop (None with ``agent=False``).
     agent: NodeAgent | None = field(default=None, repr=False)
+    #: The bearer token requests must carry (empty: none needed).
+    token: str = field(default="", repr=False)
+    #: PEM of the CA that verifies an https server (None for http).
+    ca_data: bytes | None = field(default=None, repr=False)
 
     def stop(self) -> None:
         """Close every connection and watch, and end the server's thread (and close the
@@ -136,18 +203,28 @@ class ApiServerHandle:
 
 
 async def start_site(
-    store: Store, host: str, port: int, bookmark_interval: float, disruption: bool = True
+    store: Store,
+    host: str,
+    port: int,
+    bookmark_interval: float,
+    disruption: bool = True,
+    token: str = "",
+    served: ServingCertificate | None = None,
 ) -> tuple[web.AppRunner, str]:
     """Start serving ``store`` on host:port in the running loop; return the runner and URL.
-    ``disruption``: run the disruption controller (PodDisruptionBudget status)."""
+    ``disruption``: run the disruption controller (PodDisruptionBudget status);
+    ``token``: the bearer token requests must carry; ``served``: serve HTTPS with it."""
+    ssl_context = server_ssl_context(served) if served is not None else None
     runner = web.AppRunner(
-        make_app(store, bookmark_interval, disruption), access_log=None, shutdown_timeout=2.0
+        make_app(store, bookmark_interval, disruption, token),
+        access_log=None,
+        shutdown_timeout=2.0,
     )
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     await site.start()
     bound_port = runner.addresses[0][1]
-    return runner, f"http://{host}:{bound_port}"
+    return runner, server_url("https" if served is not None else "http", host, bound_port)
 
 
 def add_nodes(
@@ -176,6 +253,11 @@ def start_apiserver(
     run_delay: float = DEFAULT_RUN_DELAY,
     lease_interval: float = DEFAULT_LEASE_INTERVAL,
     disruption: bool | None = None,
+    token: str = "",
+    tls: bool = False,
+    tls_cert: str | os.PathLike[str] | None = None,
+    tls_key: str | os.PathLike[str] | None = None,
+    tls_ca: str | os.PathLike[str] | None = None,
 ) -> ApiServerHandle:
     """Start an API server in a background thread and return once it listens.
 
@@ -191,9 +273,15 @@ def start_apiserver(
     (:mod:`kubesched.apiserver.disruption`: PodDisruptionBudget status); by default it
     runs when the node agent does and has simulated nodes to run (``nodes`` or
     ``node_template``), so that a bare server keeps whatever PDB status a client writes.
+    **token**: requests must carry it as a bearer token (health checks and ``/version``
+    stay open; :mod:`kubesched.apiserver.auth`). **tls**: serve HTTPS with a certificate
+    from a generated CA (kept beside **data**, so a restart serves the same CA);
+    **tls_cert**/**tls_key**/**tls_ca**: a certificate of yours instead (see
+    :func:`serving_certificate`). The kubeconfig carries the token and the CA.
     """
     if store is not None and data is not None:
         raise ValueError("start_apiserver: give either store or data, not both")
+    served = serving_certificate(tls, host, data, tls_cert, tls_key, tls_ca)
     owns = store is None
     store = store if store is not None else new_store(data=data)
     try:
@@ -215,7 +303,7 @@ def start_apiserver(
         try:
             sites.append(
                 loop.run_until_complete(
-                    start_site(store, host, port, bookmark_interval, disruption)
+                    start_site(store, host, port, bookmark_interval, disruption, token, served)
                 )
             )
             if node_agent is not None:
@@ -241,8 +329,9 @@ def start_apiserver(
         fd, name = tempfile.mkstemp(prefix="kubesched-", suffix=".kubeconfig")
         os.close(fd)
         kubeconfig_path = name
-    path = write_kubeconfig(kubeconfig_path, url)
-    return ApiServerHandle(url, path, store, loop, runner, thread, owns, node_agent)
+    ca_data = served.ca_pem if served is not None else None
+    path = write_kubeconfig(kubeconfig_path, url, token or None, ca_data)
+    return ApiServerHandle(url, path, store, loop, runner, thread, owns, node_agent, token, ca_data)
 
 
 async def _start_agent(agent: NodeAgent) -> None:

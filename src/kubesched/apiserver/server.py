@@ -27,7 +27,18 @@ from typing import Any
 
 from aiohttp import web
 
-from kubesched.apiserver import crd, discovery, errors, eventsv1, eviction, openapi, rest, tables
+from kubesched.apiserver import (
+    crd,
+    discovery,
+    errors,
+    eventsv1,
+    eviction,
+    health,
+    openapi,
+    rest,
+    tables,
+)
+from kubesched.apiserver.auth import token_middleware
 from kubesched.apiserver.disruption import DisruptionController
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.store import Store
@@ -495,15 +506,18 @@ async def _on_shutdown(app: web.Application) -> None:
 
 
 def make_app(
-    store: Store, bookmark_interval: float = 10.0, disruption: bool = True
+    store: Store, bookmark_interval: float = 10.0, disruption: bool = True, token: str = ""
 ) -> web.Application:
     """The aiohttp application serving ``store``; with ``disruption``, the disruption
-    controller (:mod:`kubesched.apiserver.disruption`) keeps PDB status current."""
-    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    controller (:mod:`kubesched.apiserver.disruption`) keeps PDB status current; with
+    ``token``, requests must carry it as a bearer token (:mod:`kubesched.apiserver.auth`)."""
+    middlewares = [token_middleware(token)] if token else []
+    app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)
     app[STORE_KEY] = store
     app[CONFIG_KEY] = ServerConfig(bookmark_interval=bookmark_interval)
     watches: set[asyncio.Event] = set()
     app[WATCHES_KEY] = watches
+    health.add_routes(app)
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_shutdown.append(_on_shutdown)
     app.cleanup_ctx.append(_reaper_context)
