@@ -34,6 +34,7 @@ from kubesched.apiserver import (
     eventsv1,
     eviction,
     health,
+    listing,
     openapi,
     rest,
     tables,
@@ -251,6 +252,7 @@ async def _serve(
     if view is not None:
         fields = _conversion(view).field_selector(fields)
     if t.watch_path or (method == "GET" and not t.name and _flag(request, "watch")):
+        listing.validate_watch_options(q)
         if t.name:
             named = f"metadata.name={t.name}"
             fields = f"{fields},{named}" if fields else named
@@ -272,13 +274,21 @@ async def _serve(
         return _reply(*eviction.evict(store, t.namespace or "", t.name, body))
     if not t.name:
         if method == "GET":
+            limit = _int(q.get("limit", "0"), "limit")
+            read = listing.list_options(q, limit)
+            if read.version > store.resource_version:
+                try:
+                    await _wait_for_version(store, read.version)
+                except errors.ApiError as err:
+                    return _error_with_retry_after(err)
             page = store.list(
                 res,
                 t.namespace,
                 q.get("labelSelector", ""),
                 fields,
-                _int(q.get("limit", "0"), "limit"),
+                limit,
                 q.get("continue", ""),
+                read.version if read.exact else 0,
             )
             body = rest.list_body(
                 res, page.items, page.resource_version, page.continue_token, page.remaining
@@ -331,6 +341,27 @@ async def _serve(
             options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
         return _out(view, *rest.delete(store, res, t.namespace, t.name, options))
     raise errors.method_not_supported(res.plural, method.lower(), res.group)
+
+
+async def _wait_for_version(store: Store, version: int) -> None:
+    """Wait until the store has reached ``version``, as the watch cache waits for a list
+    that asks for a newer version than it holds; 504 after ``FRESHNESS_TIMEOUT``."""
+    # Writes reach the store from any thread: polling its version is simpler than a
+    # watcher per waiting list, and such waits are short and rare.
+    deadline = time.monotonic() + listing.FRESHNESS_TIMEOUT
+    while store.resource_version < version:
+        if time.monotonic() >= deadline:
+            raise listing.too_large_resource_version(version, store.resource_version)
+        await asyncio.sleep(0.02)
+
+
+def _error_with_retry_after(err: errors.ApiError) -> web.Response:
+    # kube-apiserver turns details.retryAfterSeconds into a Retry-After header.
+    response = _error(err)
+    retry = err.status.get("details", {}).get("retryAfterSeconds")
+    if retry:
+        response.headers["Retry-After"] = str(retry)
+    return response
 
 
 def _table(res: Resource, body: dict[str, Any], include_object: str) -> dict[str, Any]:

@@ -53,6 +53,8 @@ _EXPIRED_CONTINUE = (
     "results in an inconsistent list - objects that were created, modified, or deleted "
     "between the time the first chunk was returned and now may show up in the list."
 )
+#: etcd3 storage's answer for a list at a revision it has compacted.
+_EXPIRED_LIST = "The resourceVersion for the provided list is too old."
 
 
 def copy_object(obj: Any) -> Any:
@@ -236,12 +238,15 @@ class Store:
         field_selector: str = "",
         limit: int = 0,
         continue_token: str = "",
+        at: int = 0,
     ) -> ListResult:
         """Objects in key order (namespace, name), filtered, paged by limit/continue.
 
-        A continue token older than the resource's event window is refused with 410
-        Expired, as kube-apiserver does once etcd has compacted past it. Pages after the
-        first show objects as they are now (no snapshot of the first page's version).
+        **at**: show the objects as they were at that resourceVersion (0: as they are now),
+        and say so in the result. Pages after the first show the state of the first page's
+        version, as etcd serves every page of a list at one revision. A version (of ``at``
+        or of a continue token) older than the resource's event window is refused with
+        410 Expired, as kube-apiserver does once etcd has compacted past it.
         """
         match = matcher(
             parse_label_selector(label_selector),
@@ -251,10 +256,13 @@ class Store:
         with self._lock:
             objects = self._collection(res)
             if continue_token:
-                token_rv, start = _decode_continue(continue_token)
-                if token_rv < self._logs[res.key].floor:
+                at, start = _decode_continue(continue_token)
+                if at < self._logs[res.key].floor:
                     raise errors.expired(_EXPIRED_CONTINUE)
-            rv = self._rv
+            elif at and at < self._logs[res.key].floor:
+                raise errors.expired(_EXPIRED_LIST)
+            rv = at if 0 < at < self._rv else self._rv
+            objects = self._objects_at(res, objects, rv)
             keys = sorted(objects)
             items: list[Object] = []
             token = ""
@@ -274,6 +282,31 @@ class Store:
                     break
                 items.append(obj)
         return ListResult(items, rv, token, remaining)
+
+    def _objects_at(
+        self, res: Resource, objects: dict[tuple[str, str], Object], version: int
+    ) -> dict[tuple[str, str], Object]:
+        """The ``objects`` of ``res`` as they were at ``version`` (>= the window's floor):
+        the changes after it undone, newest first. Called under the lock."""
+        if version >= self._rv:
+            return objects
+        changes = builtins.list(self._logs[res.key].since(-1))
+        first_newer = next(
+            (i for i, c in enumerate(changes) if c.resource_version > version), len(changes)
+        )
+        if first_newer == len(changes):
+            return objects
+        past = dict(objects)
+        for i in range(len(changes) - 1, first_newer - 1, -1):
+            change = changes[i]
+            key = (change.namespace, change.object["metadata"]["name"])
+            if change.type == "ADDED":
+                past.pop(key, None)
+            elif change.old is not None:
+                past[key] = change.old
+            else:
+                past[key] = _before_deletion(changes, i, key)
+        return past
 
     # -- writes -------------------------------------------------------------------------
 
@@ -629,6 +662,17 @@ class Store:
         """How many watches are open on ``res``."""
         with self._lock:
             return len(self._watchers[res.key])
+
+
+def _before_deletion(changes: builtins.list[Change], index: int, key: tuple[str, str]) -> Object:
+    # A deletion loaded from a data file keeps no copy of the object it removed: that is
+    # the newest earlier change of the same object in the window, if the window has one.
+    for change in reversed(changes[:index]):
+        if (change.namespace, change.object["metadata"]["name"]) == key:
+            if change.type != "DELETED":
+                return change.object
+            break
+    raise errors.expired(_EXPIRED_LIST)
 
 
 def _storage_failure(cause: str) -> errors.ApiError:
