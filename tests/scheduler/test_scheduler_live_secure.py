@@ -35,7 +35,10 @@ def test_run_binds_a_pod_on_a_tls_and_token_api_server(tmp_path):
                     "apiVersion": "v1",
                     "kind": "Pod",
                     "metadata": {"name": "p", "namespace": "default"},
-                    "spec": {"schedulerName": "kubesched", "containers": [{"name": "c"}]},
+                    "spec": {
+                        "schedulerName": "kubesched",
+                        "containers": [{"name": "c", "image": "x"}],
+                    },
                 }
                 await client.create(PODS.raw, pod)
 
