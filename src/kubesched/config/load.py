@@ -116,12 +116,15 @@ def load_config(path: str | Path) -> KubeSchedulerConfiguration:
 
     Raises ``ConfigError`` listing every problem found, each prefixed with the file name.
     """
-    source = str(path)
+    return loads_config(read_file(path), str(path), is_json=Path(path).suffix.lower() == ".json")
+
+
+def read_file(path: str | Path) -> str:
+    """The text of a configuration file; a ConfigError naming the file if unreadable."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(
-            source, [FieldError.decode("", f"cannot read the file: {reason}")]
+            str(path), [FieldError.decode("", f"cannot read the file: {reason}")]
         ) from exc
-    return loads_config(text, source, is_json=Path(path).suffix.lower() == ".json")

@@ -110,16 +110,10 @@ class Policy:
 def load_policy(path: str | Path) -> Policy:
     """The Policy in the JSON or YAML file ``path``; raises ConfigError listing every
     problem."""
-    from kubesched.config.load import read_document
+    from kubesched.config.load import read_document, read_file
 
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise ConfigError(
-            source, [FieldError.decode("", f"cannot read the file: {reason}")]
-        ) from exc
+    text = read_file(path)
     data, errors = read_document(text, source, is_json=Path(path).suffix.lower() == ".json")
     policy, problems = parse_policy(data, source)
     errors += problems
