@@ -220,6 +220,17 @@ BAD = [
         "not a JSON object",
         id="empty-body",
     ),
+    pytest.param(
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        b"k8s\x00\n\x0b\n\x02v1\x12\x03Pod",
+        "application/vnd.kubernetes.protobuf",
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json",
+        id="protobuf-body",
+    ),
 ]
 
 

@@ -157,7 +157,16 @@ def _openapi_gv(parts: list[str]) -> tuple[str, str]:
     raise errors.not_found_path()
 
 
+#: Body media types kube-apiserver accepts that this server cannot decode: kubectl's
+#: ``create namespace`` / ``create configmap`` generators send protobuf.
+_UNDECODABLE_MEDIA_TYPES = ("application/vnd.kubernetes.protobuf", "application/cbor")
+
+
 async def _json_body(request: web.Request) -> Any:
+    media_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if media_type in _UNDECODABLE_MEDIA_TYPES:
+        # As kube-apiserver answers a body in a format it has no serializer for: 415.
+        raise errors.unsupported_media_type(("application/json",))
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
