@@ -184,12 +184,27 @@ class Scheduler:
     # --- running ----------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start the informers and wait until each has applied its first list."""
+        """Start the informers and wait until each has applied its first list, or until
+        :meth:`stop` (a SIGTERM while the API server is unreachable must not wait for
+        the sync timeout); TimeoutError if the sync takes longer than ``sync_timeout``."""
         for informer in self.informers:
             informer.start()
-        await asyncio.wait_for(
-            asyncio.gather(*(i.has_synced.wait() for i in self.informers)), self.sync_timeout
+        synced = asyncio.ensure_future(
+            asyncio.gather(*(i.has_synced.wait() for i in self.informers))
         )
+        stopping = asyncio.ensure_future(self._stop_event.wait())
+        try:
+            await asyncio.wait(
+                (synced, stopping), timeout=self.sync_timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            stopping.cancel()
+        if not synced.done():
+            synced.cancel()
+            if self._stopping:
+                return
+            raise TimeoutError("the informers did not sync in time")
+        synced.result()
         self.synced = True
 
     async def run(self) -> None:
@@ -198,6 +213,8 @@ class Scheduler:
         self.alive = True
         try:
             await self.start()
+            if not self.synced:  # stopped before the first sync
+                return
             self._background.append(asyncio.create_task(self.events.run(), name="events"))
             if self.elector is not None:
                 elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
