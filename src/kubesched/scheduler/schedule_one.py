@@ -116,24 +116,40 @@ async def schedule_one(sched: Scheduler, info: QueuedPodInfo) -> None:
         if failure is not None and failure.code is Code.WAIT:
             failure = None  # the binding cycle waits on permit; this cycle goes on
     if failure is not None:
-        _unreserve(sched, fwk, state, assumed)
-        _forget(sched, assumed)
-        if failure.is_rejected():
-            info.unschedulable_plugins = frozenset({failure.plugin} - {""})
-            info.pending_plugins = frozenset()
-            message = str(FitError.on_node(pod, host, failure))
-            await handle_failure(
-                sched,
-                info,
-                Status(failure.code, (message,), failure.plugin),
-                REASON_UNSCHEDULABLE,
-                keep=True,
-                started=start,
-            )
-        else:
-            await handle_failure(sched, info, failure, REASON_SCHEDULER_ERROR, started=start)
+        await _fail_on_node(sched, fwk, state, info, assumed, failure, start)
         return
     sched.spawn(binding_cycle(sched, fwk, state, info, assumed, start), f"bind {pod.key}")
+
+
+async def _fail_on_node(
+    sched: Scheduler,
+    fwk: Framework,
+    state: CycleState,
+    info: QueuedPodInfo,
+    assumed: Pod,
+    failure: Status,
+    started: float | None,
+) -> bool:
+    """Unreserve and forget ``assumed``, then report ``failure`` on its node: a rejection
+    (Reserve, Permit, a waiting pod rejected or timed out) as upstream's one-node
+    FitError, anything else as a scheduler error. True for a rejection."""
+    _unreserve(sched, fwk, state, assumed)
+    _forget(sched, assumed)
+    if not failure.is_rejected():
+        await handle_failure(sched, info, failure, REASON_SCHEDULER_ERROR, started=started)
+        return False
+    info.unschedulable_plugins = frozenset({failure.plugin} - {""})
+    info.pending_plugins = frozenset()
+    message = str(FitError.on_node(info.pod, assumed.node_name, failure))
+    await handle_failure(
+        sched,
+        info,
+        Status(failure.code, (message,), failure.plugin),
+        REASON_UNSCHEDULABLE,
+        keep=True,
+        started=started,
+    )
+    return True
 
 
 async def wait_on_permit(
@@ -182,27 +198,13 @@ async def binding_cycle(
     profile = fwk.profile_name
     permit = await wait_on_permit(fwk, assumed, sched.metrics)
     if permit is not None:
-        _unreserve(sched, fwk, state, assumed)
-        _forget(sched, assumed)
-        if permit.is_rejected():
-            info.unschedulable_plugins = frozenset({permit.plugin} - {""})
-            info.pending_plugins = frozenset()
-            message = str(FitError.on_node(info.pod, host, permit))
-            await handle_failure(
-                sched,
-                info,
-                Status(permit.code, (message,), permit.plugin),
-                REASON_UNSCHEDULABLE,
-                keep=True,
-                started=started,
-            )
+        if await _fail_on_node(sched, fwk, state, info, assumed, permit, started):
             # Forgetting the assumed pod freed its place, as a deleted pod would: other
             # pods may fit now (the pod itself was just rejected; it is left alone).
             sched.queue.move_all_to_active_or_backoff(
                 ASSIGNED_POD_DELETE, assumed, None, lambda p: p.key != assumed.key
             )
         else:
-            await handle_failure(sched, info, permit, REASON_SCHEDULER_ERROR, started=started)
             sched.queue.assigned_pod_deleted(assumed)
         return
     try:
