@@ -128,22 +128,13 @@ class SqliteStorage:
         tables = {
             row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
-        if app_id != APPLICATION_ID:
-            if tables:
-                raise StorageError(
-                    f"{self.path}: an SQLite database but not a kubesched data file "
-                    f"(it has the tables {', '.join(sorted(tables))})"
-                )
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StorageError(f"{self.path}: cannot use WAL mode (journal mode {mode})")
-            db.executescript(
-                f"BEGIN IMMEDIATE; {_SCHEMA}"
-                f"PRAGMA application_id={APPLICATION_ID}; PRAGMA user_version={FORMAT_VERSION};"
-                f"INSERT INTO meta (key, value) VALUES ('format', '{FORMAT_NAME}'), "
-                "('resourceVersion', '0'); COMMIT;"
+        new_file = app_id != APPLICATION_ID
+        if new_file and tables:
+            raise StorageError(
+                f"{self.path}: an SQLite database but not a kubesched data file "
+                f"(it has the tables {', '.join(sorted(tables))})"
             )
-        else:
+        if not new_file:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version != FORMAT_VERSION:
                 raise StorageError(
@@ -155,9 +146,16 @@ class SqliteStorage:
                     f"{self.path}: damaged kubesched data file (missing tables "
                     f"{', '.join(sorted(missing))})"
                 )
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise StorageError(f"{self.path}: cannot use WAL mode (journal mode {mode})")
+        mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StorageError(f"{self.path}: cannot use WAL mode (journal mode {mode})")
+        if new_file:
+            db.executescript(
+                f"BEGIN IMMEDIATE; {_SCHEMA}"
+                f"PRAGMA application_id={APPLICATION_ID}; PRAGMA user_version={FORMAT_VERSION};"
+                f"INSERT INTO meta (key, value) VALUES ('format', '{FORMAT_NAME}'), "
+                "('resourceVersion', '0'); COMMIT;"
+            )
         db.execute("PRAGMA synchronous=NORMAL")
         # Take the exclusive lock now: a second server on the same file fails at once.
         db.execute("BEGIN IMMEDIATE")
