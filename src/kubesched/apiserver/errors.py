@@ -109,6 +109,8 @@ def _failure(
         "reason": reason,
         "code": code,
     }
+    if not reason:  # StatusReasonUnknown (""): left out of the body, as Go's omitempty does
+        del status["reason"]
     if details:
         status["details"] = details
     return ApiError(status)
@@ -237,6 +239,30 @@ def unsupported_media_type(accepted: tuple[str, ...] = PATCH_MEDIA_TYPES) -> Api
 def too_many_requests(message: str, retry_after_seconds: int) -> ApiError:
     """429 TooManyRequests, with ``details.retryAfterSeconds``."""
     return _failure(429, "TooManyRequests", message, {"retryAfterSeconds": retry_after_seconds})
+
+
+def internal_error(cause: str) -> ApiError:
+    """500 InternalError (``NewInternalError``): a write the storage refused, a failure
+    the server did not expect."""
+    return _failure(
+        500, "InternalError", f"Internal error occurred: {cause}", {"causes": [{"message": cause}]}
+    )
+
+
+def unknown_error(message: str) -> ApiError:
+    """500 with no reason: a plain Go error that ``ErrorToAPIStatus`` turns into a Status."""
+    return _failure(500, "", message)
+
+
+def rejected_request(cause: str) -> ApiError:
+    """422 Invalid as ``NewGenericServerResponse`` builds it for content the server refuses
+    (a strategic merge patch it cannot apply)."""
+    return _failure(
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+        {"causes": [{"reason": "UnexpectedServerResponse", "message": cause}]},
+    )
 
 
 def not_found_path() -> ApiError:

@@ -46,21 +46,6 @@ def _too_many(cause: str) -> errors.ApiError:
     )
 
 
-def _internal(message: str) -> errors.ApiError:
-    return errors.ApiError(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": f"Internal error occurred: {message}",
-            "reason": "InternalError",
-            "details": {"causes": [{"message": message}]},
-            "code": 500,
-        }
-    )
-
-
 def evict(store: Store, namespace: str, name: str, body: Any) -> rest.Reply:
     """Evict pod ``namespace/name`` as ``body`` (an Eviction) asks."""
     if not isinstance(body, dict) or body.get("kind") not in (None, "Eviction"):
@@ -82,7 +67,7 @@ def evict(store: Store, namespace: str, name: str, body: Any) -> rest.Reply:
         if not pdbs:
             break
         if len(pdbs) > 1:
-            raise _internal(
+            raise errors.internal_error(
                 "This pod has more than one PodDisruptionBudget, which the eviction "
                 "subresource does not support."
             )

@@ -25,38 +25,6 @@ DELETE_FROM_PRIMITIVE = "$deleteFromPrimitiveList/"
 SET_ELEMENT_ORDER = "$setElementOrder/"
 
 
-def _bad_request(message: str) -> errors.ApiError:
-    return errors.bad_request(message)
-
-
-def _internal(message: str) -> errors.ApiError:
-    # A plain Go error reaching the handler: ErrorToAPIStatus makes it a 500, reason unset.
-    status: errors.Status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "code": 500,
-    }
-    return errors.ApiError(status)
-
-
-def _rejected(cause: str) -> errors.ApiError:
-    # NewGenericServerResponse(422, ...): upstream's answer for patch content it refuses.
-    status: errors.Status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": "the server rejected our request due to an error in our request",
-        "reason": "Invalid",
-        "details": {"causes": [{"reason": "UnexpectedServerResponse", "message": cause}]},
-        "code": 422,
-    }
-    return errors.ApiError(status)
-
-
 def go_value(value: Any) -> str:
     """Go's ``%v`` of a decoded JSON value (``map[a:1 b:[x y]]``)."""
     if isinstance(value, dict):
@@ -73,7 +41,7 @@ def go_value(value: Any) -> str:
 def strategic_merge(target: Any, patch: Any, kind: str) -> Any:
     """Apply ``patch`` to a copy of ``target`` with the strategies of ``kind``."""
     if not isinstance(patch, dict):
-        raise _bad_request("json: cannot unmarshal non-object into patch map")
+        raise errors.bad_request("json: cannot unmarshal non-object into patch map")
     original = copy_object(target) if isinstance(target, dict) else {}
     return _merge_map(original, copy_object(patch), kind)
 
@@ -86,14 +54,14 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], type_name: str) 
         return {}
     if directive not in (None, "merge"):
         shown = go_value({**patch, DIRECTIVE: directive})
-        raise _internal(f"unknown patch type: {directive} in map: {shown}")
+        raise errors.unknown_error(f"unknown patch type: {directive} in map: {shown}")
     if RETAIN_KEYS in patch:
         _retain_keys(original, patch)
     for key in [k for k in patch if k.startswith(DELETE_FROM_PRIMITIVE)]:
         values = patch.pop(key)
         field = key[len(DELETE_FROM_PRIMITIVE) :]
         if not isinstance(values, list):
-            raise _bad_request("invalid patch format of primitive list")
+            raise errors.bad_request("invalid patch format of primitive list")
         current = original.get(field)
         if isinstance(current, list):
             original[field] = [v for v in current if v not in values]
@@ -138,12 +106,12 @@ def _strip(value: Any, type_name: str, tags: PatchField | None = None) -> Any:
 def _retain_keys(original: dict[str, Any], patch: dict[str, Any]) -> None:
     keep = patch.pop(RETAIN_KEYS)
     if not isinstance(keep, list):
-        raise _bad_request("invalid patch format of retainKeys")
+        raise errors.bad_request("invalid patch format of retainKeys")
     for key, value in patch.items():
         if value is None or key.startswith((DELETE_FROM_PRIMITIVE, SET_ELEMENT_ORDER)):
             continue
         if key not in keep:
-            raise _rejected("patch content doesn't match retainKeys list")
+            raise errors.rejected_request("patch content doesn't match retainKeys list")
     for key in [k for k in original if k not in keep]:
         del original[key]
 
@@ -153,7 +121,7 @@ def _merge_list(original: list[Any], patch: list[Any], tags: PatchField) -> list
         merged = list(original)
         for value in patch:
             if isinstance(value, list):
-                raise _rejected("lists of lists are not supported")
+                raise errors.rejected_request("lists of lists are not supported")
             if value not in merged:
                 merged.append(value)
         return merged
@@ -162,7 +130,7 @@ def _merge_list(original: list[Any], patch: list[Any], tags: PatchField) -> list
     items = []
     for item in patch:
         if not isinstance(item, dict):
-            raise _internal(f"unable to find api field in struct for the key {tags.key}")
+            raise errors.unknown_error(f"unable to find api field in struct for the key {tags.key}")
         directive = item.get(DIRECTIVE)
         if directive is None:
             items.append(item)
@@ -171,9 +139,9 @@ def _merge_list(original: list[Any], patch: list[Any], tags: PatchField) -> list
         elif directive == "delete":
             deletions.append(item.get(tags.key))
         elif directive == "merge":
-            raise _internal("merging lists cannot yet be specified in the patch")
+            raise errors.unknown_error("merging lists cannot yet be specified in the patch")
         else:
-            raise _internal(f"unknown patch type: {directive} in map: {go_value(item)}")
+            raise errors.unknown_error(f"unknown patch type: {directive} in map: {go_value(item)}")
     if replace:
         return [_strip(item, tags.type) for item in items]
     merged = [
@@ -183,7 +151,7 @@ def _merge_list(original: list[Any], patch: list[Any], tags: PatchField) -> list
     ]
     for item in items:
         if tags.key not in item:
-            raise _internal(
+            raise errors.unknown_error(
                 f"map: {go_value(item)} does not contain declared merge key: {tags.key}"
             )
         for i, existing in enumerate(merged):
@@ -201,7 +169,7 @@ def _set_element_order(
     # normalizeElementOrder: the patch's elements in the order given, the server's own
     # elements where they were, interleaved by their positions in the original list.
     if not isinstance(order, list):
-        raise _bad_request("invalid patch type of setElementOrder list")
+        raise errors.bad_request("invalid patch type of setElementOrder list")
     current = original.get(key)
     if not isinstance(current, list):
         return

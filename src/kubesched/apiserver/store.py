@@ -210,7 +210,7 @@ class Store:
                 try:
                     self._storage.drop_resource(key)
                 except StorageError as exc:
-                    raise _storage_failure(str(exc)) from None
+                    raise errors.internal_error(str(exc)) from None
 
     def _check_scope(self, res: Resource, namespace: str | None) -> str:
         if res.namespaced:
@@ -322,7 +322,7 @@ class Store:
                 self._storage.write(res.key, name, change)
             except StorageError as exc:
                 self._rv -= 1  # nobody saw it: the next write takes it again
-                raise _storage_failure(str(exc)) from None
+                raise errors.internal_error(str(exc)) from None
         objects = self._objects[res.key]
         if change.type == "DELETED":
             objects.pop((change.namespace, name), None)
@@ -673,21 +673,6 @@ def _before_deletion(changes: builtins.list[Change], index: int, key: tuple[str,
                 return change.object
             break
     raise errors.expired(_EXPIRED_LIST)
-
-
-def _storage_failure(cause: str) -> errors.ApiError:
-    """500 InternalError as kube-apiserver answers when etcd refuses a write."""
-    status: errors.Status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": f"Internal error occurred: {cause}",
-        "reason": "InternalError",
-        "code": 500,
-        "details": {"causes": [{"message": cause}]},
-    }
-    return errors.ApiError(status)
 
 
 def parse_resource_version(text: str | None) -> int:
