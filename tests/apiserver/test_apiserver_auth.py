@@ -1,6 +1,7 @@
 """Bearer-token authentication (``start_apiserver(token=...)``, ``kubesched apiserver
---token``): kube-apiserver's 401 Status without or with a wrong token, the public health
-and version paths open to anonymous requests only, and the written kubeconfig used as is
+--token``): kube-apiserver's 401 Status with a wrong token, RBAC's 403 for
+``system:anonymous`` without one, the public health and version paths open to anonymous
+requests, and the written kubeconfig used as is
 by the ``kubernetes`` client and our own client."""
 
 from __future__ import annotations
@@ -54,19 +55,109 @@ def _get(server, path, authorization=None):
         return err.code, err.read().decode()
 
 
+def _forbidden(message, **details):
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": "Forbidden",
+        "details": details,
+        "code": 403,
+    }
+
+
+ANON = 'User "system:anonymous" cannot'
+
+
 @pytest.mark.parametrize(
-    "path", ["/api/v1/namespaces", "/api", "/apis", "/openapi/v3", "/api/v1/pods?watch=true"]
+    ("path", "status"),
+    [
+        (
+            "/api/v1/namespaces",
+            _forbidden(
+                f'namespaces is forbidden: {ANON} list resource "namespaces" in API group ""'
+                " at the cluster scope",
+                kind="namespaces",
+            ),
+        ),
+        (
+            "/api/v1/pods?watch=true",
+            _forbidden(
+                f'pods is forbidden: {ANON} watch resource "pods" in API group ""'
+                " at the cluster scope",
+                kind="pods",
+            ),
+        ),
+        (
+            "/api/v1/namespaces/default",
+            _forbidden(
+                f'namespaces "default" is forbidden: {ANON} get resource "namespaces" in API'
+                ' group "" in the namespace "default"',
+                name="default",
+                kind="namespaces",
+            ),
+        ),
+        (
+            "/api/v1/namespaces/team-a/pods/web-1/log",
+            _forbidden(
+                f'pods "web-1" is forbidden: {ANON} get resource "pods/log" in API group ""'
+                ' in the namespace "team-a"',
+                name="web-1",
+                kind="pods",
+            ),
+        ),
+        (
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+            _forbidden(
+                f'leases.coordination.k8s.io is forbidden: {ANON} list resource "leases" in'
+                ' API group "coordination.k8s.io" in the namespace "kube-system"',
+                group="coordination.k8s.io",
+                kind="leases",
+            ),
+        ),
+        ("/api", _forbidden(f'forbidden: {ANON} get path "/api"')),
+        ("/apis/apps/v1", _forbidden(f'forbidden: {ANON} get path "/apis/apps/v1"')),
+        ("/openapi/v3", _forbidden(f'forbidden: {ANON} get path "/openapi/v3"')),
+        ("/readyz/ping", _forbidden(f'forbidden: {ANON} get path "/readyz/ping"')),
+    ],
 )
-def test_a_request_without_a_token_gets_kube_apiservers_401(server, path):
+def test_an_anonymous_request_gets_the_403_rbac_gives_system_anonymous(server, path, status):
     code, body = _get(server, path)
-    assert (code, json.loads(body)) == (401, UNAUTHORIZED)
+    assert (code, json.loads(body)) == (403, status)
+
+
+@pytest.mark.parametrize("authorization", ["Basic dXNlcjpwYXNz", "Bearer ", "Bearer"])
+def test_another_scheme_or_an_empty_bearer_token_is_anonymous(server, authorization):
+    code, body = _get(server, "/api/v1/namespaces", authorization)
+    assert code == 403
+    assert json.loads(body)["message"].startswith("namespaces is forbidden:")
+
+
+def test_anonymous_writes_are_refused_with_their_verb(server):
+    request = urllib.request.Request(
+        server.url + "/api/v1/namespaces/default/pods",
+        data=b"{}",
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=5)
+    assert caught.value.code == 403
+    assert f'{ANON} create resource "pods"' in json.loads(caught.value.read())["message"]
+    for method, verb in (("DELETE", "deletecollection"), ("PATCH", "patch"), ("PUT", "update")):
+        target = "/api/v1/namespaces/default/pods" + ("" if method == "DELETE" else "/p")
+        request = urllib.request.Request(server.url + target, data=b"{}", method=method)
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=5)
+        assert f"{ANON} {verb} resource" in json.loads(caught.value.read())["message"]
 
 
 @pytest.mark.parametrize(
-    "authorization",
-    [f"Bearer {TOKEN}x", "Bearer wrong", f"Bearer {TOKEN[:-1]}", "Basic dXNlcjpwYXNz", "Bearer "],
+    "authorization", [f"Bearer {TOKEN}x", "Bearer wrong", f"Bearer {TOKEN[:-1]}"]
 )
-def test_a_wrong_token_or_another_scheme_is_refused(server, authorization):
+def test_a_wrong_token_is_refused(server, authorization):
     code, body = _get(server, "/api/v1/namespaces", authorization)
     assert (code, json.loads(body)) == (401, UNAUTHORIZED)
 
@@ -93,7 +184,7 @@ def test_a_wrong_token_is_refused_even_on_public_paths(server):
 
 
 def test_paths_below_the_public_ones_need_the_token(server):
-    assert _get(server, "/readyz/ping")[0] == 401
+    assert _get(server, "/readyz/ping")[0] == 403
     assert _get(server, "/readyz/ping", f"Bearer {TOKEN}") == (200, "ok")
 
 
@@ -132,8 +223,8 @@ def test_kubernetes_client_uses_the_kubeconfig_unchanged(server):
         pytest.raises(kubernetes.client.ApiException) as refused,
     ):
         kubernetes.client.CoreV1Api(bare).list_namespace()
-    assert refused.value.status == 401
-    assert json.loads(refused.value.body) == UNAUTHORIZED
+    assert refused.value.status == 403
+    assert json.loads(refused.value.body)["reason"] == "Forbidden"
 
 
 def test_kube_client_uses_the_kubeconfig_and_reports_401(server):
@@ -176,7 +267,7 @@ def test_cli_reads_the_token_from_a_file_and_keeps_it_out_of_its_output(tmp_path
         assert written["users"][0]["user"] == {"token": "from-a-file"}
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(url + "/api/v1/pods", timeout=5)
-        assert refused.value.code == 401
+        assert refused.value.code == 403
         request = urllib.request.Request(url + "/api/v1/pods")
         request.add_header("Authorization", "Bearer from-a-file")
         with urllib.request.urlopen(request, timeout=5) as response:

@@ -8,22 +8,41 @@ requests allowed only where its default RBAC lets ``system:anonymous`` in
 - a bearer token that is not the right one: 401, on every path, health checks included
   (upstream's union authenticator fails on a token it cannot verify before it would try
   anonymous);
-- no bearer token (no header, another scheme, an empty token): the public paths are
-  served, everything else is 401.
+- no bearer token (no header, another scheme, an empty token): the request is
+  ``system:anonymous``'s. The public paths are served; everything else gets the 403 that
+  RBAC gives an anonymous user, with the request's attributes read from the path as
+  upstream's ``RequestInfoFactory`` reads them (verb, resource, subresource, namespace,
+  name), e.g. ``pods is forbidden: User "system:anonymous" cannot list resource "pods" in
+  API group "" in the namespace "default"``.
 
 The 401 is kube-apiserver's Status word for word: reason and message ``Unauthorized``.
-Tokens are compared in constant time.
+Tokens are compared in constant time. A valid token grants everything: there is one user
+and no authorization beyond this.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-__all__ = ["PUBLIC_PATHS", "bearer_token", "token_middleware", "unauthorized_status"]
+__all__ = [
+    "ANONYMOUS",
+    "PUBLIC_PATHS",
+    "RequestAttributes",
+    "bearer_token",
+    "forbidden_status",
+    "request_attributes",
+    "token_middleware",
+    "unauthorized_status",
+]
+
+#: The user name upstream's anonymous authenticator gives a request without credentials.
+ANONYMOUS = "system:anonymous"
 
 #: Paths anyone may read without credentials (system:public-info-viewer's nonResourceURLs).
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
@@ -40,6 +59,113 @@ def unauthorized_status() -> dict[str, object]:
         "reason": "Unauthorized",
         "code": 401,
     }
+
+
+@dataclass(frozen=True)
+class RequestAttributes:
+    """What an authorizer sees of a request (upstream's ``authorizer.Attributes``)."""
+
+    verb: str
+    path: str
+    resource_request: bool = False
+    group: str = ""
+    version: str = ""
+    namespace: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+
+
+#: Verbs that come first in a path (``/api/v1/watch/pods``); upstream's specialVerbs.
+_PATH_VERBS = frozenset({"proxy", "watch"})
+#: Method → verb of a resource request before list/watch/deletecollection are told apart.
+_METHOD_VERBS = {
+    "POST": "create",
+    "GET": "get",
+    "HEAD": "get",
+    "PUT": "update",
+    "PATCH": "patch",
+    "DELETE": "delete",
+}
+
+
+def request_attributes(method: str, path: str, query: Mapping[str, str]) -> RequestAttributes:
+    """Read a request's attributes as upstream's ``RequestInfoFactory.NewRequestInfo``
+    does: ``/api/{version}/...`` and ``/apis/{group}/{version}/...`` are resource requests,
+    anything shorter or elsewhere is a non-resource request whose verb is the method."""
+    parts = [p for p in path.split("/") if p]
+    plain = RequestAttributes(verb=method.lower(), path=path)
+    if len(parts) < 3 or parts[0] not in ("api", "apis"):
+        return plain
+    prefix, parts = parts[0], parts[1:]
+    group = ""
+    if prefix == "apis":
+        if len(parts) < 3:
+            return plain
+        group, parts = parts[0], parts[1:]
+    version, parts = parts[0], parts[1:]
+    if parts[0] in _PATH_VERBS:
+        if len(parts) < 2:
+            return plain
+        verb, parts = parts[0], parts[1:]
+    else:
+        verb = _METHOD_VERBS.get(method.upper(), "")
+    namespace = ""
+    if parts[0] == "namespaces" and len(parts) > 1:
+        namespace = parts[1]
+        # /namespaces/{ns}/status and /finalize are the namespace's own subresources.
+        if len(parts) > 2 and parts[2] not in ("status", "finalize"):
+            parts = parts[2:]
+    resource = parts[0]
+    name = parts[1] if len(parts) > 1 else ""
+    subresource = parts[2] if len(parts) > 2 and verb != "proxy" else ""
+    if not name and verb == "get":
+        verb = "watch" if query.get("watch", "").lower() in ("true", "1") else "list"
+    if not name and verb == "delete":
+        verb = "deletecollection"
+    return RequestAttributes(
+        verb, path, True, group, version, namespace, resource, subresource, name
+    )
+
+
+def forbidden_status(user: str, attrs: RequestAttributes) -> dict[str, object]:
+    """The body of kube-apiserver's 403 when the authorizer denies ``user`` the request
+    (``responsewriters.Forbidden`` with an RBAC denial, which gives no reason)."""
+    if not attrs.resource_request:
+        message = f"forbidden: User {_quote(user)} cannot {attrs.verb} path {_quote(attrs.path)}"
+        details: dict[str, str] = {}
+    else:
+        resource = attrs.resource + (f"/{attrs.subresource}" if attrs.subresource else "")
+        scope = (
+            f"in the namespace {_quote(attrs.namespace)}"
+            if attrs.namespace
+            else "at the cluster scope"
+        )
+        denial = (
+            f"User {_quote(user)} cannot {attrs.verb} resource {_quote(resource)} "
+            f"in API group {_quote(attrs.group)} {scope}"
+        )
+        qualified = attrs.resource + (f".{attrs.group}" if attrs.group else "")
+        named = f" {_quote(attrs.name)}" if attrs.name else ""
+        message = f"{qualified}{named} is forbidden: {denial}"
+        details = {"name": attrs.name, "group": attrs.group, "kind": attrs.resource}
+        details = {k: v for k, v in details.items() if v}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": "Forbidden",
+        "details": details,
+        "code": 403,
+    }
+
+
+def _quote(text: str) -> str:
+    """Go's ``%q`` for the names that reach these messages (JSON escaping agrees with it
+    for printable text)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def bearer_token(header: str | None) -> str | None:
@@ -64,11 +190,12 @@ def token_middleware(token: str) -> Middleware:
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
         given = bearer_token(request.headers.get("Authorization"))
         if given is not None:
-            allowed = hmac.compare_digest(given.encode(), expected)
-        else:
-            allowed = request.path in PUBLIC_PATHS
-        if not allowed:
-            return web.Response(status=401, body=refusal, content_type="application/json")
+            if not hmac.compare_digest(given.encode(), expected):
+                return web.Response(status=401, body=refusal, content_type="application/json")
+        elif request.path not in PUBLIC_PATHS:
+            attrs = request_attributes(request.method, request.path, request.query)
+            body = json.dumps(forbidden_status(ANONYMOUS, attrs), separators=(",", ":"))
+            return web.Response(status=403, text=body, content_type="application/json")
         return await handler(request)
 
     return authenticate
