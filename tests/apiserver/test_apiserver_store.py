@@ -279,6 +279,29 @@ def test_continue_token_older_than_the_window_is_expired():
     with pytest.raises(errors.ApiError) as caught:
         store.list(PODS, None, limit=1, continue_token=token)
     assert (caught.value.code, caught.value.reason) == (410, "Expired")
+    assert "use the continue token in this response" in caught.value.status["message"]
+
+
+def test_an_expired_continue_token_comes_with_one_for_the_rest_at_the_latest_version():
+    # As etcd3 storage answers a compacted paged list: the rest can still be read, at the
+    # latest version, with the token in the 410's metadata.continue.
+    store = Store(window=2)
+    for name in ("a", "b", "c", "d"):
+        store.create(PODS, PodBuilder(name).obj(), "default")
+    first = store.list(PODS, None, limit=2)
+    assert [o["metadata"]["name"] for o in first.items] == ["a", "b"]
+    store.delete(PODS, "default", "c")
+    store.create(PODS, PodBuilder("e").obj(), "default")
+    store.create(PODS, PodBuilder("f").obj(), "default")
+    with pytest.raises(errors.ApiError) as caught:
+        store.list(PODS, None, limit=2, continue_token=first.continue_token)
+    fresh = caught.value.status["metadata"]["continue"]
+    rest = store.list(PODS, None, limit=2, continue_token=fresh)
+    assert [o["metadata"]["name"] for o in rest.items] == ["d", "e"]
+    assert rest.resource_version == int(store.list(PODS, None).resource_version)
+    last = store.list(PODS, None, limit=2, continue_token=rest.continue_token)
+    assert [o["metadata"]["name"] for o in last.items] == ["f"]
+    assert not last.continue_token
 
 
 def test_bad_continue_token_is_a_bad_request():

@@ -206,9 +206,16 @@ def gone(message: str) -> ApiError:
     return _failure(410, "Gone", message)
 
 
-def expired(message: str) -> ApiError:
-    """410 Expired: a resourceVersion or continue token older than what the server keeps."""
-    return _failure(410, "Expired", message)
+def expired(message: str, continue_token: str = "") -> ApiError:
+    """410 Expired: a resourceVersion or continue token older than what the server keeps.
+
+    **continue_token**: a token for the rest of the list at the latest version, which
+    kube-apiserver puts in the Status's ``metadata.continue`` when a paged list's
+    version has been compacted."""
+    err = _failure(410, "Expired", message)
+    if continue_token:
+        err.status["metadata"] = {"continue": continue_token}
+    return err
 
 
 def too_old_resource_version(requested: int, oldest: int) -> ApiError:

@@ -53,6 +53,9 @@ _EXPIRED_CONTINUE = (
     "results in an inconsistent list - objects that were created, modified, or deleted "
     "between the time the first chunk was returned and now may show up in the list."
 )
+#: A continue token's version meaning "the latest" (upstream uses -1, not 0, so that a
+#: token with no version stays an error).
+_LATEST = -1
 #: etcd3 storage's answer for a list at a revision it has compacted.
 _EXPIRED_LIST = "The resourceVersion for the provided list is too old."
 
@@ -257,8 +260,12 @@ class Store:
             objects = self._collection(res)
             if continue_token:
                 at, start = _decode_continue(continue_token)
-                if at < self._logs[res.key].floor:
-                    raise errors.expired(_EXPIRED_CONTINUE)
+                if at == _LATEST:
+                    at = 0
+                elif at < self._logs[res.key].floor:
+                    # As etcd3 storage does on a compacted revision: the rest of the list
+                    # can still be had at the latest version, inconsistently.
+                    raise errors.expired(_EXPIRED_CONTINUE, _encode_continue(_LATEST, start))
             elif at and at < self._logs[res.key].floor:
                 raise errors.expired(_EXPIRED_LIST)
             rv = at if 0 < at < self._rv else self._rv
