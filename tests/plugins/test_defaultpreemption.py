@@ -66,17 +66,19 @@ class RecordingClient:
     def __init__(self, fail_delete: str = "") -> None:
         self.deleted: list[str] = []
         self.reasons: list[str] = []
+        self.preemptors: list[str] = []
         self.nominations: list[tuple[str, str]] = []
         self.fail_delete = fail_delete
 
     def bind(self, pod: Pod, node_name: str) -> None:
         raise AssertionError("preemption never binds")
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
         if self.fail_delete:
             raise RuntimeError(self.fail_delete)
         self.deleted.append(pod.key)
         self.reasons.append(reason)
+        self.preemptors.append(preemptor.key if preemptor is not None else "")
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
         self.nominations.append((pod.key, node_name))
@@ -514,6 +516,29 @@ def test_victims_already_terminating_are_not_deleted_again():
 
     assert (result, status) == (PostFilterResult("node1", ("default/gone", "default/v")), None)
     assert client.deleted == ["default/v"]
+
+
+def test_a_victim_held_at_permit_is_rejected_not_deleted():
+    # Upstream's PreemptPod: a waiting pod is not bound yet, so it is rejected (its
+    # binding cycle then unreserves it) instead of deleted through the API.
+    client = RecordingClient()
+    waiting_victim = pod("w", LOW, SMALL, node="node1")
+    pods = [waiting_victim, pod("v", LOW, SMALL, node="node1")]
+    fwk = build([node("node1", {"cpu": "200m", "memory": "200"})], pods, client=client)
+    held = fwk.waiting_pods.add(waiting_victim, {"Gang": 60.0})
+    preemptor = pod("p", HIGH, MEDIUM)
+    state = prefiltered(fwk, preemptor)
+
+    result, status = plugin_of(fwk).post_filter(
+        state, preemptor, NodeToStatus({"node1": Status(U)})
+    )
+
+    assert status is None and result is not None
+    assert client.deleted == ["default/v"]
+    assert client.preemptors == ["default/p"]
+    decision = held.decision
+    assert decision is not None and decision.code == Code.UNSCHEDULABLE
+    assert decision.plugin == NAME and decision.message == "preempted"
 
 
 def test_a_failed_deletion_is_an_error():

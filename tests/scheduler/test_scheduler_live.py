@@ -263,7 +263,15 @@ def test_higher_priority_pod_preempts_a_lower_priority_one(apiserver):
 
         assert await until(preemptor_bound, what="the preemptor bound") == "only"
         preempted = await until(lambda: events_for(client, "victim", "Preempted"))
-        assert preempted[0]["message"].endswith("on node only")
+        preemptor = await pod_raw(client, "preemptor")
+        assert preemptor is not None
+        uid = preemptor["metadata"]["uid"]
+        # Upstream's PreemptPod: the event regards the victim, relates the preemptor, and
+        # is reported by the preemptor's profile.
+        assert preempted[0]["message"] == f"Preempted by pod {uid} on node only"
+        assert preempted[0]["related"]["name"] == "preemptor"
+        assert preempted[0]["related"]["uid"] == uid
+        assert preempted[0]["reportingComponent"] == "kubesched"
 
     run(body, apiserver)
 
@@ -285,6 +293,16 @@ def test_a_terminating_victim_keeps_the_preemptor_nominated_until_it_is_gone(api
         assert await until(nominated, what="status.nominatedNodeName") == "only"
         victim = await pod_raw(client, "victim")
         assert victim is not None and victim["metadata"].get("deletionTimestamp")
+        disruption = [
+            c for c in victim["status"].get("conditions", []) if c["type"] == "DisruptionTarget"
+        ]
+        assert [(c["status"], c["reason"], c["message"]) for c in disruption] == [
+            (
+                "True",
+                "PreemptionByScheduler",
+                "kubesched: preempting to accommodate a higher priority pod",
+            )
+        ]
         assert await bound_to(client, "preemptor") == ""
         failed = await events_for(client, "preemptor", "FailedScheduling")
         assert failed[0]["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")

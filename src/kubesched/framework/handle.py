@@ -51,8 +51,13 @@ class ClusterClient(Protocol):
         """Bind ``pod`` to ``node_name``; raise on failure."""
         ...
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
-        """Delete ``pod`` (a preemption victim); raise on failure."""
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
+        """Delete ``pod`` (a preemption victim); raise on failure.
+
+        **reason**: why, as upstream's DisruptionTarget condition words it.
+        **preemptor**: the pod the victim makes room for (for the victim's condition and
+        its ``Preempted`` event), when the deletion is a preemption.
+        """
         ...
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
@@ -151,7 +156,7 @@ class NoClient:
     def bind(self, pod: Pod, node_name: str) -> None:
         raise RuntimeError("this handle cannot bind pods")
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
         raise RuntimeError("this handle cannot delete pods")
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:

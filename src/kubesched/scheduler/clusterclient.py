@@ -23,6 +23,7 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime
 
 from kubesched.kube import Client, NotFound
 from kubesched.kube.resources import PODS
@@ -118,28 +119,43 @@ class LiveClusterClient:
             lambda: self.client.bind(pod.namespace, pod.name, node_name, pod.uid),
         )
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
-        """Deferred delete of a preemption victim, plus upstream's ``Preempted`` event.
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
+        """Deferred delete of a preemption victim, as upstream's ``PreemptPod``: first the
+        victim's ``DisruptionTarget`` condition (reason ``PreemptionByScheduler``, message
+        ``reason``), then the delete, then the ``Preempted`` event regarding the victim,
+        related to the preemptor: ``Preempted by pod <uid> on node <node>``.
 
         The pod's own grace period applies; a victim already gone counts as deleted.
         """
+        by = preemptor if preemptor is not None else pod
+        note = f"Preempted by pod {by.uid or by.key} on node {pod.node_name}"
 
         async def delete() -> object:
+            condition = {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "PreemptionByScheduler",
+                "message": reason,
+                "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
             with contextlib.suppress(NotFound):
+                # Strategic: conditions merge by type, the pod's others are kept.
+                await self.client.patch_pod_status(
+                    pod.namespace, pod.name, {"status": {"conditions": [condition]}}
+                )
                 await self.client.delete(PODS, pod.name, pod.namespace, uid=pod.uid)
-            note = f"{reason} on node {pod.node_name}"
             if self.events is not None:
                 self.events.eventf(
-                    pod, "Normal", "Preempted", "Preempting", note, pod.scheduler_name
+                    pod, "Normal", "Preempted", "Preempting", note, by.scheduler_name, related=by
                 )
                 return None
             with contextlib.suppress(Exception):  # the event is informative only
                 await self.client.create_event(
                     pod_reference(pod),
                     "Preempted",
-                    f"{reason} on node {pod.node_name}",
+                    note,
                     action="Preempting",
-                    component=pod.scheduler_name,
+                    component=by.scheduler_name,
                 )
             return None
 

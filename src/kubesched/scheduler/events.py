@@ -135,8 +135,10 @@ class EventBroadcaster:
         action: str,
         note: str,
         reporting_controller: str,
+        related: Pod | None = None,
     ) -> None:
-        """Queue an event about ``regarding``; never blocks (dropped when full)."""
+        """Queue an event about ``regarding`` (and ``related``, the other object involved,
+        as a preemptor is to its victim); never blocks (dropped when full)."""
         now = self.clock()
         note = truncate_note(note)
         ref = reference(regarding)
@@ -164,6 +166,8 @@ class EventBroadcaster:
             "note": note,
             "type": event_type,
         }
+        if related is not None:
+            body["related"] = reference(related)
         try:
             self._queue.put_nowait((key, body, now))
         except asyncio.QueueFull:

@@ -200,7 +200,7 @@ class _DryRunClient:
     def bind(self, pod: Pod, node_name: str) -> None:
         return None
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
         return None
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:

@@ -135,7 +135,7 @@ class Simulator:
         if self._snapshot.find(node_name) is None:
             raise LookupError(f'node "{node_name}" not found')
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
         """Remove a preemption victim from its node."""
         if self._snapshot.remove_pod(pod):
             self._deleted.append(pod)

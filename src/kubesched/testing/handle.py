@@ -36,7 +36,7 @@ class RecordingClient:
     def bind(self, pod: Pod, node_name: str) -> None:
         self.bound.append((pod.key, node_name))
 
-    def delete_pod(self, pod: Pod, reason: str) -> None:
+    def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
         self.deleted.append((pod.key, reason))
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:

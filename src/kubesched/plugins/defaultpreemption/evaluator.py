@@ -17,8 +17,8 @@ What is upstream's ``Interface`` (the policy a preemption plugin supplies: candi
 count, eligibility, victim selection) is ``PreemptionInterface`` here; DefaultPreemption
 implements it. Everything is synchronous: upstream 1.34 can evict victims in a goroutine
 (SchedulerAsyncPreemption) and keep the preemptor out of the queue meanwhile; here the
-victims are deleted before PostFilter returns, so nothing needs to wait. Waiting
-(Permit) victims are not handled.
+victims are deleted before PostFilter returns, so nothing needs to wait. A victim held
+at Permit is rejected (``preempted``) instead of deleted, as upstream's ``PreemptPod``.
 
 With extenders, ``preempt_with_extenders`` adds upstream's step 3 between the search and
 the choice: the candidates go to the extenders' preempt verbs (``callExtenders``), which
@@ -277,8 +277,14 @@ class Evaluator:
         for victim in candidate.victims:
             if victim.deleting:
                 continue  # its graceful deletion already started: no second API call
+            waiting = self.handle.get_waiting_pod(victim.uid or victim.key)
+            if waiting is not None:
+                # Held at Permit, not bound yet: upstream rejects it rather than deleting
+                # it, and its binding cycle then unreserves it and sends it back.
+                waiting.reject(self.plugin_name, "preempted")
+                continue
             try:
-                client.delete_pod(victim, reason)
+                client.delete_pod(victim, reason, preemptor=pod)
             except Exception as err:  # the client's failure becomes an Error status
                 return Status.error(str(err) or type(err).__name__)
 
