@@ -145,9 +145,13 @@ def _check_node(node: Any, path: str, causes: list[StatusCause], root: bool = Fa
 # -- pruning ----------------------------------------------------------------------------
 
 
-def prune(obj: Any, schema: Schema, root: bool = True) -> None:
+def prune(
+    obj: Any, schema: Schema, root: bool = True, found: list[str] | None = None, path: str = ""
+) -> None:
     """Drop, in place, the fields of ``obj`` that ``schema`` does not declare (upstream's
-    structural pruning); fields under ``x-kubernetes-preserve-unknown-fields`` stay."""
+    structural pruning); fields under ``x-kubernetes-preserve-unknown-fields`` stay. With
+    ``found``, append the path of each field dropped (``spec.items[0].foo``), as
+    ``PruneWithOptions`` tracks them for field validation."""
     if isinstance(obj, dict):
         properties = schema.get("properties")
         extra = schema.get("additionalProperties")
@@ -163,14 +167,16 @@ def prune(obj: Any, schema: Schema, root: bool = True) -> None:
                 continue
             else:
                 del obj[key]
+                if found is not None:
+                    found.append(_child(path, key))
                 continue
             if isinstance(sub, dict):
-                prune(obj[key], sub, root=False)
+                prune(obj[key], sub, False, found, _child(path, key))
     elif isinstance(obj, list):
         items = schema.get("items")
         if isinstance(items, dict):
-            for item in obj:
-                prune(item, items, root=False)
+            for i, item in enumerate(obj):
+                prune(item, items, False, found, f"{path}[{i}]")
 
 
 # -- defaulting -------------------------------------------------------------------------

@@ -1,19 +1,25 @@
-"""The least OpenAPI v3 that ``kubectl`` needs: one document per group/version.
+"""OpenAPI v3 for ``kubectl``: one document per group/version, with paths and schemas.
 
 kubectl (1.27+) reads ``/openapi/v3`` to learn whether the server validates fields itself:
 it looks for a PATCH operation tagged with the object's group/version/kind that takes a
 ``fieldValidation`` query parameter, and then skips client-side schema validation. Without
-any OpenAPI it refuses to ``apply`` unless told ``--validate=false``. These documents list
-the paths and operations, not the schemas (later slice: real schemas for ``explain``).
-Each document's ``hash`` follows what it lists, so that kubectl's cache (which keeps a
-document by URL) sees a group/version change when custom resources come and go.
+any OpenAPI it refuses to ``apply`` unless told ``--validate=false``. ``kubectl explain``
+reads ``components.schemas``: each served kind's schema (found by its
+``x-kubernetes-group-version-kind``) and what it references, under upstream's names —
+the built-ins' from :mod:`kubesched.apiserver.schemas`, a custom resource's built from its
+CRD's ``openAPIV3Schema`` as apiextensions' OpenAPI builder does (``apiVersion``, ``kind``
+and ``metadata`` added, named ``<reversed group>.<version>.<Kind>``). Each document's
+``hash`` follows what it holds, so that kubectl's cache (which keeps a document by URL)
+sees a change when custom resources or their schemas come and go.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
+from kubesched.apiserver import schemas
 from kubesched.apiserver.resources import Resource
 
 
@@ -26,8 +32,9 @@ def root(resources: tuple[Resource, ...]) -> dict[str, Any]:
     listed: dict[str, list[str]] = {}
     for r in resources:
         if r.served:
+            schema = r.custom.schema if r.custom is not None else None
             listed.setdefault(_gv_path(r.group, r.version), []).append(
-                f"{r.plural}/{r.kind}/{r.namespaced}"
+                f"{r.plural}/{r.kind}/{r.namespaced}/{json.dumps(schema, sort_keys=True)}"
             )
     paths: dict[str, Any] = {}
     for path, names in listed.items():
@@ -76,5 +83,59 @@ def group_version(
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0-kubesched"},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": _schemas(served)},
     }
+
+
+def custom_schema_name(r: Resource) -> str:
+    """The OpenAPI name of a custom resource's schema: ``com.example.stable.v1.CronTab``
+    for group ``stable.example.com``, as apiextensions names it."""
+    return ".".join([*reversed(r.group.split(".")), r.version, r.kind])
+
+
+def _gvk(r: Resource) -> list[dict[str, str]]:
+    return [{"group": r.group, "version": r.version, "kind": r.kind}]
+
+
+def _custom_schemas(r: Resource) -> dict[str, Any]:
+    # The CRD's schema with the fields every object has, and its list.
+    schema = dict(r.custom.schema or {}) if r.custom is not None else {}
+    schema.setdefault("type", "object")
+    properties = dict(schema.get("properties") or {})
+    properties["apiVersion"] = {"type": "string"}
+    properties["kind"] = {"type": "string"}
+    properties["metadata"] = {"$ref": schemas.REF_PREFIX + schemas.OBJECT_META}
+    schema["properties"] = properties
+    schema["x-kubernetes-group-version-kind"] = _gvk(r)
+    name = custom_schema_name(r)
+    listed = {
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "items": {"type": "array", "items": {"$ref": schemas.REF_PREFIX + name}},
+            "metadata": {
+                "$ref": schemas.REF_PREFIX + "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta"
+            },
+        },
+        "x-kubernetes-group-version-kind": [dict(_gvk(r)[0], kind=r.kind + "List")],
+    }
+    return {name: schema, name + "List": listed}
+
+
+def _schemas(served: list[Resource]) -> dict[str, Any]:
+    names = list(schemas.COMMON)
+    custom: dict[str, Any] = {}
+    for r in served:
+        if r.custom is not None:
+            found = _custom_schemas(r)
+            custom.update(found)
+            names += found
+            names.append("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")
+            continue
+        for kind in (r.kind, r.kind + "List"):
+            name = schemas.name_of(r.group, r.version, kind)
+            if name is not None:
+                names.append(name)
+    return schemas.closure(names, custom)

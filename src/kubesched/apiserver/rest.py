@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.apiserver import crd, errors, priority
+from kubesched.apiserver import crd, errors, fieldvalidation, priority
 from kubesched.apiserver.admission import check_body, default_on_create, default_on_write
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
 from kubesched.apiserver.resources import (
@@ -120,14 +120,18 @@ def patch(
     body: Any,
     content_type: str,
     sub: str = "",
+    fields: fieldvalidation.FieldCheck | None = None,
 ) -> Reply:
-    """PATCH on an object or its status: 200 with the stored object."""
+    """PATCH on an object or its status: 200 with the stored object. ``fields``: the
+    request's fieldValidation (default Warn), applied to the patched object."""
+    decoding = fields if fields is not None else fieldvalidation.FieldCheck()
     if res.custom is not None and content_type == STRATEGIC:
         # As apiextensions-apiserver: custom resources have no patch strategies.
         raise errors.unsupported_media_type((JSON_PATCH, MERGE))
 
     def mutate(current: Object) -> Object:
         patched = apply_patch(current, body, content_type, res.kind)
+        fieldvalidation.check_patched(decoding, res, patched, body, content_type)
         obj = check_body(res, patched)
         _check_url_identity(res, obj, namespace, name)
         default_on_write(res, obj)

@@ -33,6 +33,7 @@ from kubesched.apiserver import (
     errors,
     eventsv1,
     eviction,
+    fieldvalidation,
     health,
     listing,
     openapi,
@@ -55,6 +56,8 @@ DEFAULT_WATCH_SECONDS = 1800.0
 STORE_KEY = web.AppKey("store", Store)
 CONFIG_KEY: web.AppKey[ServerConfig] = web.AppKey("config")
 WATCHES_KEY: web.AppKey[set[asyncio.Event]] = web.AppKey("watches")
+#: The request's fieldValidation and what it found (its warnings become headers).
+_FIELD_CHECK: web.RequestKey[fieldvalidation.FieldCheck] = web.RequestKey("field_check")
 
 
 @dataclass
@@ -183,10 +186,15 @@ async def _json_body(request: web.Request) -> Any:
         ) from None
     if not raw.strip():
         return None
+    # Duplicate keys are looked for (at a cost) only where fieldValidation reports them.
+    check = request.get(_FIELD_CHECK)
     try:
-        return json.loads(raw)
+        if check is None or not check.reports:
+            return json.loads(raw)
+        body, check.duplicates = fieldvalidation.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+    return body
 
 
 def _flag(request: web.Request, name: str) -> bool:
@@ -207,9 +215,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
             if parts == ["api"]:
                 target = discovery.core_versions(request.host)
             return _reply(200, target)
-        return await _dispatch(request, store, target)
+        return _with_warnings(request, await _dispatch(request, store, target))
     except errors.ApiError as err:
-        return _error(err)
+        return _with_warnings(request, _error(err))
     except Exception as exc:  # a bug: say so as kube-apiserver does, and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
         return _reply(
@@ -224,6 +232,21 @@ async def handle(request: web.Request) -> web.StreamResponse:
                 "code": 500,
             },
         )
+
+
+def _with_warnings(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    # One Warning header per problem fieldValidation=Warn found, on success or failure.
+    check = request.get(_FIELD_CHECK)
+    if check is not None and check.warnings and not response.prepared:
+        for text in check.warnings:
+            response.headers.add("Warning", fieldvalidation.warning_header(text))
+    return response
+
+
+def _field_check(request: web.Request, options_kind: str) -> fieldvalidation.FieldCheck:
+    check = fieldvalidation.parse(request.query, options_kind)
+    request[_FIELD_CHECK] = check
+    return check
 
 
 def _conversion(view: Resource) -> Any:
@@ -243,8 +266,12 @@ async def _dispatch(request: web.Request, store: Store, t: Target) -> web.Stream
         raise _conversion(view).convert_error(err) from None
 
 
-async def _body(request: web.Request, view: Resource | None) -> Any:
+async def _body(request: web.Request, res: Resource, view: Resource | None, options: str) -> Any:
+    # A create or update body, decoded as kube-apiserver's decoder does: unknown fields
+    # dropped (and reported as fieldValidation says) in the version it was sent in.
+    check = _field_check(request, options)
     body = await _json_body(request)
+    fieldvalidation.check_body(check, view or res, body)
     return _conversion(view).to_core(body) if view is not None else body
 
 
@@ -308,7 +335,8 @@ async def _serve(
         if method == "POST":
             if res.namespaced and not t.namespace:
                 raise errors.not_found_path()
-            return _out(view, *rest.create(store, res, t.namespace, await _body(request, view)))
+            body = await _body(request, res, view, "CreateOptions")
+            return _out(view, *rest.create(store, res, t.namespace, body))
         if method == "DELETE":
             if res.namespaced and not t.namespace:
                 raise errors.not_found_path()
@@ -328,19 +356,20 @@ async def _serve(
             )
         return _out(view, 200, obj)
     if method == "PUT":
-        body = await _body(request, view)
+        body = await _body(request, res, view, "UpdateOptions")
         return _out(view, *rest.update(store, res, t.namespace, t.name, body, t.subresource))
     if method == "PATCH":
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
         if content_type not in errors.PATCH_MEDIA_TYPES:
             raise errors.unsupported_media_type()
+        check = _field_check(request, "PatchOptions")
         body = await _json_body(request)
         if view is not None:
             json_patch = content_type == errors.PATCH_MEDIA_TYPES[0]
             body = _conversion(view).convert_patch(body, json_patch)
         return _out(
             view,
-            *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource),
+            *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource, check),
         )
     if method == "DELETE" and not t.subresource:
         options = await _json_body(request)
