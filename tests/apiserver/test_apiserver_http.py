@@ -223,13 +223,13 @@ BAD = [
     pytest.param(
         "POST",
         "/api/v1/namespaces/default/pods",
-        b"k8s\x00\n\x0b\n\x02v1\x12\x03Pod",
-        "application/vnd.kubernetes.protobuf",
+        b"\xd9\xd9\xf7\xa1dkindcPod",
+        "application/cbor",
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: "
         "application/json",
-        id="protobuf-body",
+        id="cbor-body",
     ),
 ]
 

@@ -37,6 +37,7 @@ from kubesched.apiserver import (
     health,
     listing,
     openapi,
+    protobuf,
     rest,
     tables,
 )
@@ -160,12 +161,13 @@ def _openapi_gv(parts: list[str]) -> tuple[str, str]:
     raise errors.not_found_path()
 
 
-#: Body media types kube-apiserver accepts that this server cannot decode: kubectl's
-#: ``create namespace`` / ``create configmap`` generators send protobuf.
-_UNDECODABLE_MEDIA_TYPES = ("application/vnd.kubernetes.protobuf", "application/cbor")
+#: Body media types kube-apiserver accepts that this server cannot decode.
+_UNDECODABLE_MEDIA_TYPES = ("application/cbor",)
 
 
-async def _json_body(request: web.Request) -> Any:
+async def _json_body(request: web.Request, into: tuple[str, str] = ("v1", "")) -> Any:
+    """The request's body as JSON data: parsed, or decoded from protobuf (which Go clients
+    send) for an endpoint whose objects are ``into`` (apiVersion, kind)."""
     media_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if media_type in _UNDECODABLE_MEDIA_TYPES:
         # As kube-apiserver answers a body in a format it has no serializer for: 415.
@@ -186,6 +188,8 @@ async def _json_body(request: web.Request) -> Any:
         ) from None
     if not raw.strip():
         return None
+    if media_type == protobuf.MEDIA_TYPE:
+        return protobuf.decode_body(raw, *into)
     # Duplicate keys are looked for (at a cost) only where fieldValidation reports them.
     check = request.get(_FIELD_CHECK)
     try:
@@ -270,8 +274,9 @@ async def _body(request: web.Request, res: Resource, view: Resource | None, opti
     # A create or update body, decoded as kube-apiserver's decoder does: unknown fields
     # dropped (and reported as fieldValidation says) in the version it was sent in.
     check = _field_check(request, options)
-    body = await _json_body(request)
-    fieldvalidation.check_body(check, view or res, body)
+    into = view or res
+    body = await _json_body(request, (into.group_version, into.kind))
+    fieldvalidation.check_body(check, into, body)
     return _conversion(view).to_core(body) if view is not None else body
 
 
@@ -297,16 +302,17 @@ async def _serve(
     if res.plural == "bindings":
         if method != "POST" or t.name:
             raise errors.method_not_supported(res.plural, method.lower())
-        return _reply(*rest.bind(store, t.namespace or "", "", await _json_body(request)))
+        body = await _json_body(request, ("v1", "Binding"))
+        return _reply(*rest.bind(store, t.namespace or "", "", body))
     if t.subresource == "binding":
         if method != "POST":
             raise errors.method_not_supported("pods/binding", method.lower())
-        body = await _json_body(request)
+        body = await _json_body(request, ("v1", "Binding"))
         return _reply(*rest.bind(store, t.namespace or "", t.name, body))
     if t.subresource == "eviction":
         if method != "POST":
             raise errors.method_not_supported("pods/eviction", method.lower())
-        body = await _json_body(request)
+        body = await _json_body(request, ("policy/v1", "Eviction"))
         return _reply(*eviction.evict(store, t.namespace or "", t.name, body))
     if not t.name:
         if method == "GET":
@@ -372,7 +378,7 @@ async def _serve(
             *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource, check),
         )
     if method == "DELETE" and not t.subresource:
-        options = await _json_body(request)
+        options = await _json_body(request, ("meta.k8s.io/v1", "DeleteOptions"))
         if not isinstance(options, dict):
             options = {}
         if "gracePeriodSeconds" in q:

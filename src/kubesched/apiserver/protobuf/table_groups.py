@@ -1,0 +1,104 @@
+"""The protobuf table of the API groups besides core the server stores: policy/v1,
+scheduling.k8s.io/v1, coordination.k8s.io/v1, events.k8s.io/v1 and apps/v1 (ReplicaSet,
+StatefulSet).
+
+Field numbers and types are wire facts of release-1.34's ``generated.proto`` files;
+presence follows the Go struct tags of each ``types.go``.
+
+Each entry is one message: its fields, space-separated, as ``<flags><name>=<number>:<type>``
+(the notation :mod:`kubesched.apiserver.protobuf.schema` reads). ``name`` is both the proto
+field name and the JSON key; ``[]`` marks a repeated field, ``{}`` a map with string keys;
+a type with a dot names another package's message. Flags say how a scalar the wire carries
+becomes JSON, following the Go field behind it: ``?`` a pointer (kept whenever present,
+zero included), ``!`` a value without ``omitempty`` (always kept), none a value with
+``omitempty`` (a zero is left out). ``@`` inlines a message's fields into its parent
+(``json:",inline"``, as Volume's VolumeSource).
+"""
+
+#: k8s.io.api.policy.v1
+POLICY: dict[str, str] = {
+    "PodDisruptionBudget": (
+        "metadata=1:meta.ObjectMeta spec=2:PodDisruptionBudgetSpec "
+        "status=3:PodDisruptionBudgetStatus"
+    ),
+    "Eviction": "metadata=1:meta.ObjectMeta deleteOptions=2:meta.DeleteOptions",
+    "PodDisruptionBudgetSpec": (
+        "minAvailable=1:IntOrString selector=2:meta.LabelSelector maxUnavailable=3:IntOrString "
+        "?unhealthyPodEvictionPolicy=4:string"
+    ),
+    "PodDisruptionBudgetStatus": (
+        "observedGeneration=1:int64 disruptedPods=2:{}Time !disruptionsAllowed=3:int32 "
+        "!currentHealthy=4:int32 !desiredHealthy=5:int32 !expectedPods=6:int32 "
+        "conditions=7:[]meta.Condition"
+    ),
+}
+
+#: k8s.io.api.scheduling.v1
+SCHEDULING: dict[str, str] = {
+    "PriorityClass": (
+        "metadata=1:meta.ObjectMeta !value=2:int32 globalDefault=3:bool description=4:string "
+        "?preemptionPolicy=5:string"
+    ),
+}
+
+#: k8s.io.api.coordination.v1
+COORDINATION: dict[str, str] = {
+    "Lease": "metadata=1:meta.ObjectMeta spec=2:LeaseSpec",
+    "LeaseSpec": (
+        "?holderIdentity=1:string ?leaseDurationSeconds=2:int32 acquireTime=3:MicroTime "
+        "renewTime=4:MicroTime ?leaseTransitions=5:int32 ?strategy=6:string "
+        "?preferredHolder=7:string"
+    ),
+}
+
+#: k8s.io.api.events.v1
+EVENTS: dict[str, str] = {
+    "Event": (
+        "metadata=1:meta.ObjectMeta eventTime=2:MicroTime series=3:EventSeries "
+        "reportingController=4:string reportingInstance=5:string action=6:string "
+        "reason=7:string regarding=8:core.ObjectReference related=9:core.ObjectReference "
+        "note=10:string type=11:string deprecatedSource=12:core.EventSource "
+        "deprecatedFirstTimestamp=13:Time deprecatedLastTimestamp=14:Time "
+        "deprecatedCount=15:int32"
+    ),
+    "EventSeries": "!count=1:int32 lastObservedTime=2:MicroTime",
+}
+
+#: k8s.io.api.apps.v1
+APPS: dict[str, str] = {
+    "ReplicaSet": "metadata=1:meta.ObjectMeta spec=2:ReplicaSetSpec status=3:ReplicaSetStatus",
+    "StatefulSet": "metadata=1:meta.ObjectMeta spec=2:StatefulSetSpec status=3:StatefulSetStatus",
+    "ReplicaSetSpec": (
+        "?replicas=1:int32 minReadySeconds=4:int32 selector=2:meta.LabelSelector "
+        "template=3:core.PodTemplateSpec"
+    ),
+    "ReplicaSetStatus": (
+        "!replicas=1:int32 fullyLabeledReplicas=2:int32 readyReplicas=4:int32 "
+        "availableReplicas=5:int32 ?terminatingReplicas=7:int32 observedGeneration=3:int64 "
+        "conditions=6:[]ReplicaSetCondition"
+    ),
+    "StatefulSetSpec": (
+        "?replicas=1:int32 selector=2:meta.LabelSelector template=3:core.PodTemplateSpec "
+        "volumeClaimTemplates=4:[]core.PersistentVolumeClaim !serviceName=5:string "
+        "podManagementPolicy=6:string updateStrategy=7:StatefulSetUpdateStrategy "
+        "?revisionHistoryLimit=8:int32 minReadySeconds=9:int32 "
+        "persistentVolumeClaimRetentionPolicy=10:StatefulSetPersistentVolumeClaimRetentionPolicy "
+        "ordinals=11:StatefulSetOrdinals"
+    ),
+    "StatefulSetStatus": (
+        "observedGeneration=1:int64 !replicas=2:int32 readyReplicas=3:int32 "
+        "currentReplicas=4:int32 updatedReplicas=5:int32 currentRevision=6:string "
+        "updateRevision=7:string ?collisionCount=9:int32 conditions=10:[]StatefulSetCondition "
+        "!availableReplicas=11:int32"
+    ),
+    "ReplicaSetCondition": (
+        "!type=1:string !status=2:string lastTransitionTime=3:Time reason=4:string message=5:string"
+    ),
+    "StatefulSetUpdateStrategy": "type=1:string rollingUpdate=2:RollingUpdateStatefulSetStrategy",
+    "StatefulSetPersistentVolumeClaimRetentionPolicy": "whenDeleted=1:string whenScaled=2:string",
+    "StatefulSetOrdinals": "!start=1:int32",
+    "StatefulSetCondition": (
+        "!type=1:string !status=2:string lastTransitionTime=3:Time reason=4:string message=5:string"
+    ),
+    "RollingUpdateStatefulSetStrategy": "?partition=1:int32 maxUnavailable=2:IntOrString",
+}
