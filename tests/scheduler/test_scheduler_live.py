@@ -240,6 +240,48 @@ def test_impossible_pod_is_reported_then_lands_on_a_new_node_that_fits(apiserver
     run(body, apiserver)
 
 
+def test_the_pod_scheduled_condition_is_written_only_when_it_changes(apiserver):
+    # Upstream's updatePod: a retry that fails for the same reason writes nothing; a new
+    # message is written but keeps lastTransitionTime, since the status stays False.
+    async def body(client: Client, scheduler: Scheduler) -> None:
+        await client.create(NODES.raw, make_node("small", cpu="1"))
+        await client.create(PODS.raw, make_pod("big").req("3").raw)
+
+        async def condition() -> dict[str, Any] | None:
+            raw = await pod_raw(client, "big")
+            for c in (raw or {}).get("status", {}).get("conditions", []):
+                if c["type"] == "PodScheduled":
+                    return {"rv": raw["metadata"]["resourceVersion"], **c}  # type: ignore[index]
+            return None
+
+        first = await until(condition, what="the PodScheduled condition")
+
+        def failures() -> float:
+            return scheduler.metrics.schedule_attempts.get("unschedulable", "kubesched")
+
+        for attempt in (2.0, 3.0):
+            await until(lambda: scheduler.queue.counts()["unschedulable"] == 1)
+            scheduler.queue.activate([Pod("default", "big")])
+            await until(lambda a=attempt: failures() >= a, what=f"failure {attempt}")
+        await until(lambda: scheduler.queue.counts()["unschedulable"] == 1)
+        assert await condition() == first  # same resourceVersion: no write
+
+        # Not enough for the pod, so NodeResourcesFit's hint skips the event: activate it.
+        await client.create(NODES.raw, make_node("medium", cpu="2"))
+        await until(lambda: scheduler.cache.node_info("medium") is not None, what="the new node")
+        scheduler.queue.activate([Pod("default", "big")])
+
+        async def rewritten() -> dict[str, Any] | None:
+            now = await condition()
+            return now if now and now["message"] != first["message"] else None
+
+        second = await until(rewritten, what="the new message")
+        assert second["message"].startswith("0/2 nodes are available")
+        assert second["lastTransitionTime"] == first["lastTransitionTime"]
+
+    run(body, apiserver)
+
+
 def test_higher_priority_pod_preempts_a_lower_priority_one(apiserver):
     async def body(client: Client, scheduler: Scheduler) -> None:
         await create_priority_classes(client)

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from kubesched.objects.node import Node
-from kubesched.objects.pod import Pod
+from kubesched.objects.pod import Pod, scheduled_condition
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, PriorityClass, Workload
 
 __all__ = [
@@ -106,7 +106,8 @@ _POD_METADATA = ("name", "namespace", "uid", "labels", "creationTimestamp", "del
 def decode_pod_update(old: Pod, old_raw: RawObject, new_raw: RawObject) -> Pod:
     """``Pod.from_dict(new_raw)``, derived from ``old`` when the update changed only what
     a binding or a status write changes (``spec.nodeName``, ``status.phase``,
-    ``status.nominatedNodeName``, fields the typed view does not read): the containers,
+    ``status.nominatedNodeName``, the PodScheduled condition, fields the typed view does
+    not read): the containers,
     requests, affinity and the rest are then the same, and decoding them again was the
     largest cost of a bind's watch event."""
     om, nm = old_raw.get("metadata"), new_raw.get("metadata")
@@ -131,7 +132,12 @@ def decode_pod_update(old: Pod, old_raw: RawObject, new_raw: RawObject) -> Pod:
     nominated = nst.get("nominatedNodeName") or ""
     if not (isinstance(node_name, str) and isinstance(phase, str) and isinstance(nominated, str)):
         return Pod.from_dict(new_raw)  # the decoder names the bad field
-    return old.evolve(node_name=node_name, phase=phase, nominated_node_name=nominated)
+    return old.evolve(
+        node_name=node_name,
+        phase=phase,
+        nominated_node_name=nominated,
+        scheduled_condition=scheduled_condition(nst),
+    )
 
 
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False, Namespace.from_dict)

@@ -120,6 +120,11 @@ class Pod:
     host_network: bool = False
     #: spec.priority as written, before admission resolved it (None: not set).
     spec_priority: int | None = None
+    #: The PodScheduled condition's (status, reason, message), if the pod has one: the
+    #: scheduler writes it only when it changes, as upstream's updatePod. Left out of
+    #: equality: it is the scheduler's own record, so a pod whose update changed only
+    #: this is the same pod to the queue.
+    scheduled_condition: tuple[str, str, str] | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -261,6 +266,7 @@ def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:
         preemption_policy=get_str(spec, "preemptionPolicy", "spec") or PREEMPT_LOWER_PRIORITY,
         phase=get_str(status, "phase", "status") or "Pending",
         nominated_node_name=get_str(status, "nominatedNodeName", "status"),
+        scheduled_condition=scheduled_condition(status),
         creation_timestamp=get_str(meta, "creationTimestamp", "metadata"),
         deleting=meta.get("deletionTimestamp") is not None,
         containers=containers,
@@ -383,6 +389,17 @@ def _effective_requests(
 
 
 _QOS_CLASSES = frozenset((QOS_GUARANTEED, QOS_BURSTABLE, QOS_BEST_EFFORT))
+
+
+def scheduled_condition(status: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """The (status, reason, message) of ``status.conditions``' PodScheduled entry."""
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return None
+    for c in conditions:
+        if isinstance(c, dict) and c.get("type") == "PodScheduled":
+            return (str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
+    return None
 
 
 def _qos_class(raw_containers: list[Mapping[str, Any]], pod_level: Mapping[str, Any]) -> str:

@@ -334,21 +334,25 @@ async def handle_failure(
     except ValueError as err:
         log.warning("requeueing pod %s: %s", pod.key, err)
     sched.record_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    body: dict[str, object] = {
-        "conditions": [
-            {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": reason,
-                "message": message,
-                "lastProbeTime": None,
-                "lastTransitionTime": now,
-            }
-        ]
-    }
+    body: dict[str, object] = {}
+    current = pod.scheduled_condition
+    # As upstream's updatePod: write the condition only when it changes, and keep its
+    # lastTransitionTime (left out of the strategic patch) while its status stays False.
+    if current != ("False", reason, message):
+        condition: dict[str, object] = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+        }
+        if current is None or current[0] != "False":
+            condition["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body["conditions"] = [condition]
     if nominated is not None and nominated != pod.nominated_node_name:
         body["nominatedNodeName"] = nominated or None
+    if not body:
+        return
     sched.spawn(
         sched.client.patch_pod_status(pod.namespace, pod.name, {"status": body}),
         f"status {pod.key}",
