@@ -118,15 +118,42 @@ def test_bad_list_options_are_422_on_listoptions(server, query, errors):
     assert [f"{c['field']}: {c['message']}" for c in status["details"]["causes"]] == errors
 
 
-def test_resource_version_match_is_forbidden_on_watch(server):
-    code, status = call(
-        server, "GET", "/api/v1/configmaps?watch=1&resourceVersion=1&resourceVersionMatch=Exact"
-    )
-    assert code == 422
-    assert status["message"] == (
-        'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: '
-        "resourceVersionMatch is forbidden for watch"
-    )
+UNSUPPORTED_WATCH = (
+    'resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"'
+)
+FORBIDDEN_MATCH = (
+    "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless "
+    "sendInitialEvents is provided"
+)
+NEEDS_NOT_OLDER_THAN = (
+    "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+    "resourceVersionMatch to NotOlderThan"
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "errors"),
+    [
+        ("resourceVersion=1&resourceVersionMatch=Exact", [FORBIDDEN_MATCH, UNSUPPORTED_WATCH]),
+        ("resourceVersion=1&resourceVersionMatch=NotOlderThan", [FORBIDDEN_MATCH]),
+        ("resourceVersion=1&sendInitialEvents=true", [NEEDS_NOT_OLDER_THAN]),
+        ("sendInitialEvents=false", [NEEDS_NOT_OLDER_THAN]),
+        (
+            "sendInitialEvents=true&resourceVersionMatch=Exact",
+            [
+                NEEDS_NOT_OLDER_THAN,
+                'resourceVersionMatch: Unsupported value: "Exact": '
+                'supported values: "NotOlderThan"',
+            ],
+        ),
+    ],
+)
+def test_bad_watch_options_are_422_as_validate_watch_options(server, query, errors):
+    # With WatchList on (1.34) and SetListOptionsDefaults applied first.
+    code, status = call(server, "GET", f"/api/v1/configmaps?watch=1&{query}")
+    summary = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    assert (code, status["reason"]) == (422, "Invalid")
+    assert status["message"] == f'ListOptions.meta.k8s.io "" is invalid: {summary}'
 
 
 def test_resource_version_beside_continue_is_a_bad_request(server):

@@ -15,6 +15,14 @@ which state the list shows (:class:`ListRead`):
   410 Expired, as etcd answers a compacted revision;
 - ``continue``: the state of the first page's version (every page of a list shows one
   state); a ``resourceVersion`` beside it is 400, a ``resourceVersionMatch`` 422.
+
+:func:`watch_options` does the same for a WATCH, with the WatchList feature on as it is
+in 1.34 (``sendInitialEvents``, KEP-3157 streaming lists): a watch from ``""`` or ``"0"``
+that sets neither ``sendInitialEvents`` nor ``resourceVersionMatch`` is defaulted to
+``sendInitialEvents=true&resourceVersionMatch=NotOlderThan`` (upstream's
+``SetListOptionsDefaults``), which streams the current state as ADDED events, as a
+legacy watch from ``"0"`` did, and then, if bookmarks are allowed, one BOOKMARK annotated
+``k8s.io/initial-events-end: "true"``.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ __all__ = [
     "ListRead",
     "list_options",
     "too_large_resource_version",
-    "validate_watch_options",
+    "watch_options",
 ]
 
 EXACT, NOT_OLDER_THAN = "Exact", "NotOlderThan"
@@ -58,11 +66,58 @@ def _invalid(causes: list[errors.StatusCause]) -> errors.ApiError:
     return errors.invalid("ListOptions", "", causes, "meta.k8s.io")
 
 
-def validate_watch_options(query: Mapping[str, str]) -> None:
-    """422 for a watch with ``resourceVersionMatch`` (upstream's validateWatchOptions)."""
-    if query.get("resourceVersionMatch"):
-        forbidden = "resourceVersionMatch is forbidden for watch"
-        raise _invalid([_forbidden("resourceVersionMatch", forbidden)])
+def _query_bool(text: str) -> bool:
+    # metav1's Convert_Slice_string_To_bool: only "0" and "false" (any case) are false.
+    return not (text == "0" or text.lower() == "false")
+
+
+def watch_options(query: Mapping[str, str]) -> bool | None:
+    """Validate a watch's query as upstream's ``validateWatchOptions`` (after
+    ``SetListOptionsDefaults``); returns ``sendInitialEvents`` (None: not asked, a legacy
+    watch from a version)."""
+    rv_text = query.get("resourceVersion", "")
+    match = query.get("resourceVersionMatch", "")
+    send: bool | None = (
+        _query_bool(query["sendInitialEvents"]) if "sendInitialEvents" in query else None
+    )
+    if send is None and not match and rv_text in ("", "0"):
+        send, match = True, NOT_OLDER_THAN
+    causes: list[errors.StatusCause] = []
+    if send is not None and match != NOT_OLDER_THAN:
+        causes.append(
+            _forbidden(
+                "resourceVersionMatch",
+                f"sendInitialEvents requires setting resourceVersionMatch to {NOT_OLDER_THAN}",
+            )
+        )
+    if match:
+        if send is None:
+            causes.append(
+                _forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided",
+                )
+            )
+        if match != NOT_OLDER_THAN:
+            causes.append(
+                {
+                    "reason": "FieldValueNotSupported",
+                    "message": f'Unsupported value: "{match}": supported values: '
+                    f'"{NOT_OLDER_THAN}"',
+                    "field": "resourceVersionMatch",
+                }
+            )
+        if query.get("continue"):
+            causes.append(
+                _forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+    if causes:
+        raise _invalid(causes)
+    return send
 
 
 def list_options(query: Mapping[str, str], limit: int) -> ListRead:

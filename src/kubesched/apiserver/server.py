@@ -44,7 +44,7 @@ from kubesched.apiserver import (
 from kubesched.apiserver.auth import token_middleware
 from kubesched.apiserver.disruption import DisruptionController
 from kubesched.apiserver.resources import Resource
-from kubesched.apiserver.store import Store
+from kubesched.apiserver.store import Store, parse_resource_version
 from kubesched.apiserver.watch import WatchEvent
 
 log = logging.getLogger(__name__)
@@ -293,12 +293,20 @@ async def _serve(
     if view is not None:
         fields = _conversion(view).field_selector(fields)
     if t.watch_path or (method == "GET" and not t.name and _flag(request, "watch")):
-        listing.validate_watch_options(q)
+        initial_events = listing.watch_options(q)
         if t.name:
             named = f"metadata.name={t.name}"
             fields = f"{fields},{named}" if fields else named
         printer = _watch_printer(view or res, as_table, q.get("includeObject", ""))
-        return await _watch(request, store, t, fields, view, printer)
+        if initial_events:
+            # NotOlderThan: the state streamed must be at least as new as the version.
+            wanted = parse_resource_version(q.get("resourceVersion", ""))
+            if wanted > store.resource_version:
+                try:
+                    await _wait_for_version(store, wanted)
+                except errors.ApiError as err:
+                    return _error_with_retry_after(err)
+        return await _watch(request, store, t, fields, view, printer, initial_events)
     if res.plural == "bindings":
         if method != "POST" or t.name:
             raise errors.method_not_supported(res.plural, method.lower())
@@ -459,6 +467,7 @@ async def _watch(
     field_selector: str,
     view: Resource | None,
     printer: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    initial_events: bool | None = None,
 ) -> web.StreamResponse:
     config = request.app[CONFIG_KEY]
     q = request.query
@@ -482,6 +491,7 @@ async def _watch(
             q.get("labelSelector", ""),
             field_selector,
             notify,
+            initial_events,
         )
     except errors.ApiError as err:
         if err.code != 410:
@@ -497,10 +507,15 @@ async def _watch(
     next_bookmark = time.monotonic() + config.bookmark_interval
     watches = request.app[WATCHES_KEY]
     watches.add(wake)
+    # The streamed state ends with a BOOKMARK saying so, when bookmarks are allowed.
+    state_left = watcher.initial_count if initial_events and bookmarks else -1
     try:
         await response.prepare(request)
         while not config.closing:
             wake.clear()
+            if state_left == 0:
+                await _send_initial_events_end(response, watcher, view or t.resource)
+                state_left = -1
             events = watcher.take()
             if events:
                 wire = [e.wire() for e in events]
@@ -509,6 +524,15 @@ async def _watch(
                 elif view is not None:
                     convert = _conversion(view).convert_reply
                     wire = [dict(w, object=convert(w["object"])) for w in wire]
+                if 0 < state_left < len(wire):
+                    # The state and changes after it came in one batch: end the state
+                    # first, so the bookmark sits between them.
+                    await response.write(b"".join(_dumps(w) + b"\n" for w in wire[:state_left]))
+                    wire, state_left = wire[state_left:], 0
+                    await _send_initial_events_end(response, watcher, view or t.resource)
+                    state_left = -1
+                elif state_left > 0:
+                    state_left -= len(wire)
                 await response.write(b"".join(_dumps(w) + b"\n" for w in wire))
                 continue
             if watcher.overflowed:
@@ -530,6 +554,25 @@ async def _watch(
         watches.discard(wake)
         watcher.close()
     return response
+
+
+#: The annotation of the BOOKMARK that ends a watch's initial events (KEP-3157).
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+async def _send_initial_events_end(
+    response: web.StreamResponse, watcher: Any, res: Resource
+) -> None:
+    version = watcher.initial_version
+    obj = {
+        "kind": res.kind,
+        "apiVersion": res.group_version,
+        "metadata": {
+            "resourceVersion": str(version),
+            "annotations": {INITIAL_EVENTS_END: "true"},
+        },
+    }
+    await response.write(_dumps(WatchEvent("BOOKMARK", obj, version).wire()) + b"\n")
 
 
 async def _send_bookmark(

@@ -621,12 +621,18 @@ class Store:
         label_selector: str = "",
         field_selector: str = "",
         notify: Callable[[], None] | None = None,
+        initial_events: bool | None = None,
     ) -> Watcher:
         """Start a watch; its first events are already queued when this returns.
 
         ``resource_version`` unset or ``"0"``: a synthetic ADDED for each matching object
         that exists now, then the changes. A version N: every change after N, then the
         new ones; N older than the resource's event window raises 410 Expired.
+
+        **initial_events** (``sendInitialEvents``): True, the synthetic ADDED events of
+        the current state whatever the version (the caller has waited for it); False, no
+        state, only changes (after N, or from now). The watcher's ``initial_count`` and
+        ``initial_version`` say how many events the state was and at which version.
         """
         match = matcher(
             parse_label_selector(label_selector),
@@ -637,14 +643,17 @@ class Store:
         with self._lock:
             self._collection(res)
             watcher = Watcher(res.key, ns, match, notify, self._unwatch, self._max_pending)
-            if version == 0:
+            initial = version == 0 if initial_events is None else initial_events
+            if initial:
                 for (obj_ns, _), obj in sorted(self._objects[res.key].items()):
                     if ns is not None and obj_ns != ns:
                         continue
                     if match is None or match(obj):
                         rv = int(obj["metadata"]["resourceVersion"])
                         watcher.push(WatchEvent("ADDED", obj, rv))
-            else:
+                watcher.initial_count = len(watcher)
+                watcher.initial_version = self._rv
+            elif version != 0:
                 log = self._logs[res.key]
                 if version < log.floor:
                     raise errors.too_old_resource_version(version, log.floor)

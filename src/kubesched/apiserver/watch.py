@@ -124,6 +124,10 @@ class Watcher:
         #: events are queued and the stream should end, as upstream's cacher closes an
         #: unresponsive watcher; the client resumes from the last version it saw.
         self.overflowed = False
+        #: The synthetic ADDED events queued first (the state a watch started with) and
+        #: the version of that state (see ``Store.watch``).
+        self.initial_count = 0
+        self.initial_version = 0
 
     def offer(self, change: Change) -> None:
         """Queue the event ``change`` means to this watcher (store calls this under lock)."""
@@ -152,6 +156,10 @@ class Watcher:
         while pending:
             events.append(pending.popleft())
         return events
+
+    def __len__(self) -> int:
+        """How many events are queued."""
+        return len(self._pending)
 
     @property
     def idle(self) -> bool:
