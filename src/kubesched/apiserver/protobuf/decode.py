@@ -114,10 +114,10 @@ def _no_table(api_version: str, kind: str, into_version: str, into_kind: str) ->
 
 
 def _to_json(message: Message) -> dict[str, Any]:
-    plan = _plan(message.DESCRIPTOR.full_name)
+    plan = _PLANS.get(type(message)) or _plan(message)
     out: dict[str, Any] = {}
     for fd, value in message.ListFields():
-        name, convert, mode = plan[fd.number]
+        name, convert, mode = plan[fd]
         if mode == "" and not value:
             continue  # a zero value whose Go field is omitempty
         converted = convert(value)
@@ -131,11 +131,15 @@ def _to_json(message: Message) -> dict[str, Any]:
 _Step = tuple[str, Callable[[Any], Any], str]
 
 
-@functools.cache
-def _plan(full_name: str) -> dict[int, _Step]:
+#: Per message class: what each of its fields becomes, keyed by field descriptor.
+_PLANS: dict[type, dict[Any, _Step]] = {}
+
+
+def _plan(message: Message) -> dict[Any, _Step]:
     s = schema()
-    plan: dict[int, _Step] = {}
-    for field in s.fields[s.short_names[full_name]]:
+    descriptor = message.DESCRIPTOR
+    plan: dict[Any, _Step] = {}
+    for field in s.fields[s.short_names[descriptor.full_name]]:
         convert = _converter(field.type)
         if field.repeated:
             convert = functools.partial(_each, convert)
@@ -143,7 +147,9 @@ def _plan(full_name: str) -> dict[int, _Step]:
             convert = functools.partial(_each_value, convert)
         # Messages, lists and maps are written whenever the wire has them.
         mode = field.flag if field.scalar and not (field.repeated or field.map) else "!"
-        plan[field.number] = (field.name, convert, "@" if field.flag == "@" else mode)
+        step = (field.name, convert, "@" if field.flag == "@" else mode)
+        plan[descriptor.fields_by_number[field.number]] = step
+    _PLANS[type(message)] = plan
     return plan
 
 
