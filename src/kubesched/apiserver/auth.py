@@ -31,9 +31,13 @@ from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
 __all__ = [
+    "ADMIN_USER",
     "ANONYMOUS",
+    "ANONYMOUS_USER",
     "PUBLIC_PATHS",
+    "USER_KEY",
     "RequestAttributes",
+    "UserInfo",
     "bearer_token",
     "forbidden_status",
     "request_attributes",
@@ -43,6 +47,23 @@ __all__ = [
 
 #: The user name upstream's anonymous authenticator gives a request without credentials.
 ANONYMOUS = "system:anonymous"
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    """Who made a request, as an authenticator says (upstream's ``user.Info``)."""
+
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+
+
+#: The user of a request carrying the server's token: it may do anything.
+ADMIN_USER = UserInfo("kubesched-admin", groups=("system:masters", "system:authenticated"))
+#: The user of a request without credentials (the only user when there is no token).
+ANONYMOUS_USER = UserInfo(ANONYMOUS, groups=("system:unauthenticated",))
+#: Where the middleware leaves the request's :class:`UserInfo`.
+USER_KEY = web.RequestKey("user", UserInfo)
 
 #: Paths anyone may read without credentials (system:public-info-viewer's nonResourceURLs).
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
@@ -192,6 +213,7 @@ def token_middleware(token: str) -> Middleware:
         if given is not None:
             if not hmac.compare_digest(given.encode(), expected):
                 return web.Response(status=401, body=refusal, content_type="application/json")
+            request[USER_KEY] = ADMIN_USER
         elif request.path not in PUBLIC_PATHS:
             attrs = request_attributes(request.method, request.path, request.query)
             body = json.dumps(forbidden_status(ANONYMOUS, attrs), separators=(",", ":"))

@@ -264,6 +264,35 @@ CUSTOMRESOURCEDEFINITIONS = Resource(
     categories=("api-extensions",),
 )
 
+#: The self-reviews (:mod:`kubesched.apiserver.access`): created, answered, never stored.
+SELF_SUBJECT_ACCESS_REVIEWS = Resource(
+    "authorization.k8s.io",
+    "v1",
+    "selfsubjectaccessreviews",
+    "SelfSubjectAccessReview",
+    False,
+    "selfsubjectaccessreview",
+    verbs=("create",),
+)
+SELF_SUBJECT_RULES_REVIEWS = Resource(
+    "authorization.k8s.io",
+    "v1",
+    "selfsubjectrulesreviews",
+    "SelfSubjectRulesReview",
+    False,
+    "selfsubjectrulesreview",
+    verbs=("create",),
+)
+SELF_SUBJECT_REVIEWS = Resource(
+    "authentication.k8s.io",
+    "v1",
+    "selfsubjectreviews",
+    "SelfSubjectReview",
+    False,
+    "selfsubjectreview",
+    verbs=("create",),
+)
+
 #: Every resource this server serves, in discovery order.
 BUILTIN: tuple[Resource, ...] = (
     NAMESPACES,
@@ -281,6 +310,9 @@ BUILTIN: tuple[Resource, ...] = (
     STATEFULSETS,
     EVENTS_V1,
     CUSTOMRESOURCEDEFINITIONS,
+    SELF_SUBJECT_ACCESS_REVIEWS,
+    SELF_SUBJECT_RULES_REVIEWS,
+    SELF_SUBJECT_REVIEWS,
 )
 
 

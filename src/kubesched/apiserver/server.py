@@ -28,6 +28,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.apiserver import (
+    access,
     crd,
     discovery,
     errors,
@@ -41,7 +42,7 @@ from kubesched.apiserver import (
     rest,
     tables,
 )
-from kubesched.apiserver.auth import token_middleware
+from kubesched.apiserver.auth import ANONYMOUS_USER, USER_KEY, token_middleware
 from kubesched.apiserver.disruption import DisruptionController
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.store import Store, parse_resource_version
@@ -49,6 +50,8 @@ from kubesched.apiserver.watch import WatchEvent
 
 log = logging.getLogger(__name__)
 
+#: The create-only reviews :mod:`access` answers.
+_REVIEWS = frozenset({"selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"})
 #: Request bodies larger than this are refused (kube-apiserver's limit is 3 MiB).
 MAX_BODY_BYTES = 3 * 1024 * 1024
 #: How long a watch stays open without ``timeoutSeconds`` (upstream: 30–60 minutes).
@@ -307,6 +310,11 @@ async def _serve(
                 except errors.ApiError as err:
                     return _error_with_retry_after(err)
         return await _watch(request, store, t, fields, view, printer, initial_events)
+    if res.plural in _REVIEWS:
+        if method != "POST" or t.name:
+            raise errors.method_not_supported(res.plural, method.lower(), res.group)
+        body = await _json_body(request, (res.group_version, res.kind))
+        return _reply(201, access.review(res, body, request.get(USER_KEY, ANONYMOUS_USER)))
     if res.plural == "bindings":
         if method != "POST" or t.name:
             raise errors.method_not_supported(res.plural, method.lower())

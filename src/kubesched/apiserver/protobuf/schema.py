@@ -1,10 +1,11 @@
 """Message descriptors and classes for the Kubernetes protobuf wire format, built from our tables.
 
 The tables (:mod:`.table_meta`, :mod:`.table_core`, :mod:`.table_volumes`,
-:mod:`.table_groups`) list each message's fields in a compact notation; this module reads
-them into :class:`Field` records, builds one proto2 ``FileDescriptorProto`` per upstream
-package, loads them into a private descriptor pool and makes the message classes with the
-``protobuf`` runtime. :func:`schema` does that once, on first use, and caches it.
+:mod:`.table_groups`, :mod:`.table_auth`) list each message's fields in a compact
+notation; this module reads them into :class:`Field` records, builds one proto2
+``FileDescriptorProto`` per upstream package, loads them into a private descriptor pool
+and makes the message classes with the ``protobuf`` runtime. :func:`schema` does that
+once, on first use, and caches it.
 
 Besides the tables, a few messages are built in because the JSON they become is not the
 JSON of their fields: ``metav1.Time`` / ``MicroTime`` (RFC 3339 strings), ``FieldsV1``
@@ -22,6 +23,7 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from kubesched.apiserver.protobuf.table_auth import AUTHENTICATION, AUTHORIZATION
 from kubesched.apiserver.protobuf.table_core import CORE
 from kubesched.apiserver.protobuf.table_groups import (
     APPS,
@@ -45,6 +47,8 @@ PACKAGES: dict[str, str] = {
     "coordination": "k8s.io.api.coordination.v1",
     "events": "k8s.io.api.events.v1",
     "apps": "k8s.io.api.apps.v1",
+    "authorization": "k8s.io.api.authorization.v1",
+    "authentication": "k8s.io.api.authentication.v1",
 }
 
 #: The built-in messages, in the tables' notation.
@@ -79,6 +83,8 @@ _TABLES: dict[str, tuple[Mapping[str, str], ...]] = {
     "coordination": (COORDINATION,),
     "events": (EVENTS,),
     "apps": (APPS,),
+    "authorization": (AUTHORIZATION,),
+    "authentication": (AUTHENTICATION,),
 }
 
 #: (apiVersion, kind) of each object body the decoder reads → its message ("pkg.Name").
@@ -98,6 +104,9 @@ KINDS: dict[tuple[str, str], str] = {
     ("events.k8s.io/v1", "Event"): "events.Event",
     ("apps/v1", "ReplicaSet"): "apps.ReplicaSet",
     ("apps/v1", "StatefulSet"): "apps.StatefulSet",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.SelfSubjectReview",
 }
 #: Kinds every group version registers (metav1.AddToGroupVersion): any apiVersion will do.
 ANY_VERSION_KINDS: dict[str, str] = {"DeleteOptions": "meta.DeleteOptions"}
