@@ -112,6 +112,25 @@ def _metadata(obj: Object) -> dict[str, Any]:
     return meta
 
 
+#: Metadata the server owns: an update may not change it (see ``Store._replace``).
+_SYSTEM_FIELDS = (
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
+
+
+def _keep(meta: dict[str, Any], old_meta: dict[str, Any], keys: tuple[str, ...]) -> None:
+    # The stored value of each key, or none if the stored object has none.
+    for key in keys:
+        if key in old_meta:
+            meta[key] = old_meta[key]
+        else:
+            meta.pop(key, None)
+
+
 class Store:
     """Objects of every served resource, with one resourceVersion sequence and watches."""
 
@@ -417,6 +436,8 @@ class Store:
             old = self._collection(res).get((ns, name))
             if old is None:
                 raise errors.not_found(res.plural, name, res.group)
+            # A uid in a PUT body is a precondition (409), as rest's UpdatedObjectInfo makes it.
+            self._check_preconditions(res, old, meta.get("uid") or None, None)
             return self._replace(res, ns, old, obj, subresource, check)
 
     def _replace(
@@ -448,17 +469,17 @@ class Store:
             obj.pop("status", None)
             if "status" in old:
                 obj["status"] = old["status"]
-        for fixed in (
-            "uid",
-            "creationTimestamp",
-            "generation",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-        ):
-            if fixed in old_meta:
-                meta[fixed] = old_meta[fixed]
-            else:
-                meta.pop(fixed, None)
+        # rest.BeforeUpdate: generation and creationTimestamp are the server's, an empty uid
+        # takes the stored one, a deletionTimestamp stays once set and so does the grace
+        # period unless the update names one. What still differs, validation refuses
+        # (metadata.uid: field is immutable, ...).
+        _keep(meta, old_meta, ("creationTimestamp", "generation"))
+        if not meta.get("uid"):
+            _keep(meta, old_meta, ("uid",))
+        if old_meta.get("deletionTimestamp"):
+            _keep(meta, old_meta, ("deletionTimestamp",))
+        if meta.get("deletionGracePeriodSeconds") is None:
+            _keep(meta, old_meta, ("deletionGracePeriodSeconds",))
         meta["name"] = name
         if res.namespaced:
             meta["namespace"] = ns
@@ -467,6 +488,8 @@ class Store:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if check is not None:
             check(obj, old)
+        # Unvalidated (internal) writes never change the object's identity either.
+        _keep(meta, old_meta, _SYSTEM_FIELDS)
         if obj == old:
             return old
         if meta.get("deletionTimestamp") and _deletion_due(meta, parse_time(self._clock())):

@@ -36,6 +36,7 @@ from kubesched.apiserver.validation_core import (
     nonnegative_int,
     not_supported,
     object_meta,
+    object_meta_update,
     qualified_name,
     regex_error,
     required,
@@ -389,6 +390,7 @@ def validate_update(res: Resource, new: Object, old: Object, subresource: str = 
                 errs.extend(status_check(new))
         elif subresource == "":
             errs = _meta(res, new)
+            errs.extend(object_meta_update(meta, as_dict(old.get("metadata"))))
             update = _UPDATE.get(_builtin(res))
             if update is not None:
                 errs.extend(update(new, old))

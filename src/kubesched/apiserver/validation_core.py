@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from kubesched.objects.quantity import Quantity, QuantityError, parse_quantity_value
 
@@ -26,6 +26,7 @@ DUPLICATE = "FieldValueDuplicate"
 FORBIDDEN = "FieldValueForbidden"
 NOT_SUPPORTED = "FieldValueNotSupported"
 TOO_LONG = "FieldValueTooLong"
+NOT_FOUND = "FieldValueNotFound"
 
 _TYPE_TEXT = {
     INVALID: "Invalid value",
@@ -34,6 +35,7 @@ _TYPE_TEXT = {
     FORBIDDEN: "Forbidden",
     NOT_SUPPORTED: "Unsupported value",
     TOO_LONG: "Too long",
+    NOT_FOUND: "Not found",
 }
 # Types whose body never shows the value (ErrorBody's first cases).
 _VALUELESS = frozenset({REQUIRED, FORBIDDEN, TOO_LONG})
@@ -130,6 +132,11 @@ def not_supported(field: str, value: Any, supported: tuple[str, ...]) -> FieldEr
     """``field.NotSupported`` listing the supported values."""
     detail = "supported values: " + ", ".join(go_quote(s) for s in supported)
     return FieldError(NOT_SUPPORTED, field, value, detail)
+
+
+def not_found(field: str, value: Any) -> FieldError:
+    """``field.NotFound``."""
+    return FieldError(NOT_FOUND, field, value)
 
 
 def too_long(field: str, max_bytes: int) -> FieldError:
@@ -484,3 +491,65 @@ def nonnegative_int(value: Any, path: str) -> Errors:
     if isinstance(value, int) and not isinstance(value, bool) and value < 0:
         return [invalid(path, value, "must be greater than or equal to 0")]
     return []
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    """A JSON integer (``true`` is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# -- metadata on update (apimachinery/pkg/api/validation: ValidateObjectMetaAccessorUpdate) -
+
+FIELD_IMMUTABLE = "field is immutable"
+_IMMUTABLE_META = ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp")
+
+
+def immutable(path: str, new: Any, old: Any) -> Errors:
+    """``ValidateImmutableField``: Invalid "field is immutable" when ``new`` differs."""
+    return [] if new == old else [invalid(path, new, FIELD_IMMUTABLE)]
+
+
+def object_meta_update(new: dict[str, Any], old: dict[str, Any]) -> Errors:
+    """The update rules of ``ValidateObjectMetaAccessorUpdate``: no new finalizers once the
+    object is being deleted, generation never decremented, identity and deletion fields
+    immutable. The store has already applied ``rest.BeforeUpdate`` (an empty uid takes the
+    old one, creationTimestamp and generation are kept, a deletionTimestamp stays)."""
+    errs: Errors = []
+    if old.get("deletionTimestamp"):
+        before = {str(f) for f in as_list(old.get("finalizers"))}
+        extra = sorted({str(f) for f in as_list(new.get("finalizers"))} - before)
+        if extra:
+            listed = ", ".join(go_quote(f) for f in extra)
+            errs.append(
+                forbidden(
+                    "metadata.finalizers",
+                    "no new finalizers can be added if the object is being deleted, found new "
+                    f"finalizers []string{{{listed}}}",
+                )
+            )
+    generation, old_generation = new.get("generation"), old.get("generation")
+    if is_int(generation) and is_int(old_generation) and generation < old_generation:
+        errs.append(invalid("metadata.generation", generation, "must not be decremented"))
+    for key in _IMMUTABLE_META:
+        new_value, old_value = new.get(key) or None, old.get(key) or None
+        if new_value != old_value:
+            # A timestamp prints as Go's time.Time String(); the rest are strings.
+            shown = _go_time(new_value) if key.endswith("Timestamp") else new_value or ""
+            errs.append(invalid(f"metadata.{key}", shown, FIELD_IMMUTABLE))
+    grace, old_grace = new.get("deletionGracePeriodSeconds"), old.get("deletionGracePeriodSeconds")
+    if grace != old_grace:
+        errs.append(invalid("metadata.deletionGracePeriodSeconds", grace, FIELD_IMMUTABLE))
+    return errs
+
+
+def _go_time(value: Any) -> Any:
+    # metav1.Time is a fmt.Stringer: ErrorBody prints time.Time's String(), unquoted.
+    if not isinstance(value, str):
+        return value
+    match = re.fullmatch(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?Z", value)
+    return GoValue(f"{match.group(1)} {match.group(2)} +0000 UTC") if match else value

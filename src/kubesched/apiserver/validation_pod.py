@@ -12,11 +12,24 @@ import functools
 import json
 from typing import Any
 
+from kubesched.apiserver.validation_affinity import (
+    affinity,
+    dns,
+    pod_security_context,
+    topology_spread,
+)
+from kubesched.apiserver.validation_container import (
+    container_common,
+    host_port_conflicts,
+    init_only_forbidden,
+    probes_and_lifecycle,
+)
 from kubesched.apiserver.validation_core import (
     Errors,
     FieldError,
     GoValue,
     as_dict,
+    as_list,
     dns1123_label,
     duplicate,
     forbidden,
@@ -32,14 +45,13 @@ from kubesched.apiserver.validation_core import (
     quantity,
     required,
 )
+from kubesched.apiserver.validation_volumes import volumes
 
 _STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
-_PROTOCOLS = ("SCTP", "TCP", "UDP")
-_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")
+_PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _MAX_INT32 = 2**31 - 1
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
 
 #: ``updatablePodSpecFields``: named in the refusal of any other change.
 UPDATABLE_POD_SPEC_FIELDS = ",".join(
@@ -140,76 +152,71 @@ def resources(value: Any, path: str) -> Errors:
     return errs
 
 
-def _ports(ports: Any, path: str) -> Errors:
-    errs: Errors = []
-    names: set[str] = set()
-    for i, port in enumerate(ports if isinstance(ports, list) else ()):
-        at = f"{path}[{i}]"
-        if not isinstance(port, dict):
-            continue
-        name = port.get("name") or ""
-        if name:
-            if name in names:
-                errs.append(duplicate(f"{at}.name", name))
-            names.add(name)
-        number = port.get("containerPort")
-        if not number:
-            errs.append(required(f"{at}.containerPort"))
-        elif not isinstance(number, int) or not 1 <= number <= 65535:
-            errs.append(invalid(f"{at}.containerPort", number, _PORT_RANGE))
-        host = port.get("hostPort")
-        if host and (not isinstance(host, int) or not 1 <= host <= 65535):
-            errs.append(invalid(f"{at}.hostPort", host, _PORT_RANGE))
-        protocol = port.get("protocol")
-        if protocol is not None and protocol not in _PROTOCOLS:
-            errs.append(not_supported(f"{at}.protocol", protocol, _PROTOCOLS))
-    return errs
-
-
-def _container(ctr: dict[str, Any], path: str) -> Errors:
-    # validateContainerCommon: name, image, ports, pull policy, resources.
-    errs: Errors = []
-    name = ctr.get("name") or ""
-    if not name:
-        errs.append(required(f"{path}.name"))
-    else:
-        errs.extend(dns1123_label(str(name), f"{path}.name"))
-    if not ctr.get("image"):
-        errs.append(required(f"{path}.image"))
-    errs.extend(_ports(ctr.get("ports"), f"{path}.ports"))
-    policy = ctr.get("imagePullPolicy")
-    if policy is not None and policy not in _PULL_POLICIES:
-        errs.append(not_supported(f"{path}.imagePullPolicy", policy, _PULL_POLICIES))
-    errs.extend(resources(ctr.get("resources"), f"{path}.resources"))
-    return errs
-
-
-def _containers(spec: dict[str, Any], path: str) -> Errors:
+def _containers(spec: dict[str, Any], path: str, volumes: dict[str, Any]) -> Errors:
+    # validateContainers, then validateInitContainers (names unique across both lists).
+    grace = spec.get("terminationGracePeriodSeconds")
+    host_users = spec.get("hostUsers") is not False
     errs: Errors = []
     containers = spec.get("containers")
-    if not containers or not isinstance(containers, list):
-        return [required(f"{path}.containers")]
     names: set[str] = set()
+    if not containers or not isinstance(containers, list):
+        errs.append(required(f"{path}.containers"))
+        containers = []
     for i, ctr in enumerate(containers):
         at = f"{path}.containers[{i}]"
         if not isinstance(ctr, dict):
             errs.append(invalid(at, GoValue(str(ctr)), "must be an object"))
             continue
-        errs.extend(_container(ctr, at))
-        if ctr.get("name") in names:
-            errs.append(duplicate(f"{at}.name", ctr.get("name")))
-        else:
-            names.add(ctr.get("name") or "")
-    for i, ctr in enumerate(spec.get("initContainers") or ()):
+        errs.extend(container_common(ctr, at, volumes, resources, host_users))
+        name = str(ctr.get("name") or "")
+        if name in names:
+            errs.append(duplicate(f"{at}.name", name))
+        names.add(name)
+        errs.extend(probes_and_lifecycle(ctr, grace, at))
+        if ctr.get("restartPolicy") is not None:
+            errs.append(forbidden(f"{at}.restartPolicy", "may not be set for non-init containers"))
+    if containers:
+        errs.extend(host_port_conflicts(containers, f"{path}.containers"))
+    for i, ctr in enumerate(as_list(spec.get("initContainers"))):
         at = f"{path}.initContainers[{i}]"
         if not isinstance(ctr, dict):
             continue
-        errs.extend(_container(ctr, at))
-        name = ctr.get("name") or ""
+        errs.extend(container_common(ctr, at, volumes, resources, host_users))
+        restart = ctr.get("restartPolicy")
+        if restart is not None and restart != "Always":
+            errs.append(not_supported(f"{at}.restartPolicy", restart, ("Always",)))
+        name = str(ctr.get("name") or "")
         if name in names:
             errs.append(duplicate(f"{at}.name", name))
         elif name:
             names.add(name)
+        # Init containers run one by one: each is checked alone, under index 0 as upstream.
+        errs.extend(host_port_conflicts([ctr], f"{path}.initContainers"))
+        if restart == "Always":
+            errs.extend(probes_and_lifecycle(ctr, grace, at))
+        else:
+            errs.extend(init_only_forbidden(ctr, at))
+    return errs
+
+
+def _host_network_ports(spec: dict[str, Any], path: str) -> Errors:
+    # validatePodHostNetworkDeps: a host port, once given, must be the container port (an
+    # absent one is defaulted to it).
+    if spec.get("hostNetwork") is not True:
+        return []
+    errs: Errors = []
+    for i, ctr in enumerate(as_list(spec.get("containers"))):
+        for j, port in enumerate(as_list(as_dict(ctr).get("ports"))):
+            entry = as_dict(port)
+            host = entry.get("hostPort") or 0
+            if host and host != entry.get("containerPort"):
+                errs.append(
+                    invalid(
+                        f"{path}.containers[{i}].ports[{j}].hostPort",
+                        host,
+                        "must match `containerPort` when `hostNetwork` is true",
+                    )
+                )
     return errs
 
 
@@ -281,36 +288,37 @@ def _scheduling_gates(gates: Any, path: str) -> Errors:
     return errs
 
 
-def _volumes(volumes: Any, path: str) -> Errors:
-    errs: Errors = []
-    seen: set[str] = set()
-    for i, volume in enumerate(volumes if isinstance(volumes, list) else ()):
-        name = str(volume.get("name") or "") if isinstance(volume, dict) else ""
-        at = f"{path}[{i}].name"
-        if not name:
-            errs.append(required(at))
-        else:
-            errs.extend(dns1123_label(name, at))
-        if name in seen:
-            errs.append(duplicate(at, name))
-        seen.add(name)
-    return errs
+def _name(value: Any, path: str) -> Errors:
+    # A name that must be a DNS subdomain, checked only when set.
+    text = str(value or "")
+    return [invalid(path, text, p) for p in is_dns1123_subdomain(text)] if text else []
 
 
 def pod_spec(spec: Any, path: str) -> Errors:
-    """``ValidatePodSpec`` for the fields listed in the module docstring."""
+    """``ValidatePodSpec``, in upstream's order."""
     if not isinstance(spec, dict):
         return [required(path)]
-    errs = _volumes(spec.get("volumes"), f"{path}.volumes")
-    errs.extend(_containers(spec, path))
-    restart = spec.get("restartPolicy")
-    if restart is not None and restart not in _RESTART_POLICIES:
+    valid_volumes, errs = volumes(spec.get("volumes"), f"{path}.volumes")
+    errs.extend(_containers(spec, path, valid_volumes))
+    errs.extend(_host_network_ports(spec, path))
+    restart = spec.get("restartPolicy") or "Always"  # defaulted
+    if restart not in _RESTART_POLICIES:
         errs.append(not_supported(f"{path}.restartPolicy", restart, _RESTART_POLICIES))
+    errs.extend(dns(spec, path))
     errs.extend(labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
+    errs.extend(pod_security_context(spec, f"{path}.securityContext"))
+    if spec.get("affinity") is not None:
+        errs.extend(affinity(spec["affinity"], f"{path}.affinity"))
+    for i, gate in enumerate(as_list(spec.get("readinessGates"))):
+        condition = str(as_dict(gate).get("conditionType") or "")
+        errs.extend(qualified_name(condition, f"{path}.readinessGates[{i}].conditionType"))
     errs.extend(_scheduling_gates(spec.get("schedulingGates"), f"{path}.schedulingGates"))
-    node = spec.get("nodeName") or ""
-    if node:
-        errs.extend(invalid(f"{path}.nodeName", node, p) for p in is_dns1123_subdomain(str(node)))
+    if spec.get("topologySpreadConstraints"):
+        errs.extend(
+            topology_spread(spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints")
+        )
+    errs.extend(_name(spec.get("serviceAccountName"), f"{path}.serviceAccountName"))
+    errs.extend(_name(spec.get("nodeName"), f"{path}.nodeName"))
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and (not isinstance(deadline, int) or not 1 <= deadline <= _MAX_INT32):
         errs.append(
@@ -323,18 +331,50 @@ def pod_spec(spec: Any, path: str) -> Errors:
     for key in ("hostname", "subdomain"):
         if spec.get(key):
             errs.extend(dns1123_label(str(spec[key]), f"{path}.{key}"))
-    errs.extend(tolerations(spec.get("tolerations"), f"{path}.tolerations"))
-    class_name = spec.get("priorityClassName") or ""
-    if class_name:
+    if spec.get("tolerations"):
+        errs.extend(tolerations(spec["tolerations"], f"{path}.tolerations"))
+    errs.extend(_name(spec.get("priorityClassName"), f"{path}.priorityClassName"))
+    if spec.get("runtimeClassName") is not None:
+        runtime = str(spec["runtimeClassName"])
         errs.extend(
-            invalid(f"{path}.priorityClassName", class_name, p)
-            for p in is_dns1123_subdomain(str(class_name))
+            invalid(f"{path}.runtimeClassName", runtime, p) for p in is_dns1123_subdomain(runtime)
         )
+    preemption = spec.get("preemptionPolicy")
+    if preemption is not None and preemption not in _PREEMPTION_POLICIES:
+        errs.append(not_supported(f"{path}.preemptionPolicy", preemption, _PREEMPTION_POLICIES))
     overhead = spec.get("overhead")
     if isinstance(overhead, dict):
         for name, amount in overhead.items():
             errs.extend(_resource_name(name, f"{path}.overhead[{name}]"))
             errs.extend(resource_quantity(name, amount, f"{path}.overhead[{name}]"))
+    if spec.get("os") is not None:
+        errs.extend(_os(as_dict(spec["os"]), f"{path}.os"))
+    return errs
+
+
+def _os(os_: dict[str, Any], path: str) -> Errors:
+    name = str(os_.get("name") or "")
+    if not name:
+        return [required(f"{path}.name", "cannot be empty")]
+    if name not in ("linux", "windows"):
+        return [not_supported(path, name, ("linux", "windows"))]
+    return []
+
+
+def _images_trimmed(spec: dict[str, Any]) -> Errors:
+    # validateContainersOnlyForPod: pods (not templates) may not pad their images.
+    errs: Errors = []
+    for key in ("containers", "initContainers"):
+        for i, ctr in enumerate(as_list(spec.get(key))):
+            image = as_dict(ctr).get("image")
+            if isinstance(image, str) and image.strip() != image:
+                errs.append(
+                    invalid(
+                        f"spec.{key}[{i}].image",
+                        image,
+                        "must not have leading or trailing whitespace",
+                    )
+                )
     return errs
 
 
@@ -342,8 +382,15 @@ def pod_create(pod: dict[str, Any]) -> Errors:
     """``ValidatePodCreate``'s spec part (metadata is checked by the caller)."""
     spec = pod.get("spec")
     errs = pod_spec(spec, "spec")
-    if isinstance(spec, dict) and spec.get("ephemeralContainers"):
+    if not isinstance(spec, dict):
+        return errs
+    errs.extend(_images_trimmed(spec))
+    if spec.get("ephemeralContainers"):
         errs.append(forbidden("spec.ephemeralContainers", "cannot be set on create"))
+    if spec.get("nodeName") and spec.get("schedulingGates"):
+        errs.append(
+            forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared")
+        )
     return errs
 
 
