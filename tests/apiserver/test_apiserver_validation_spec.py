@@ -989,3 +989,32 @@ def test_kubectl_lists_every_spec_error(apiserver):
         f"* {C0}.ports[0].containerPort: Required value\n"
         f'* {C0}.env[0].name: Invalid value: "A=B": {ENV_NAME}'
     )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(
+            one(ports=[{"containerPort": "80"}]),
+            "json: cannot unmarshal string into Go struct field ContainerPort.spec.containers."
+            "ports.containerPort of type int32",
+            id="container-port-string",
+        ),
+        pytest.param(
+            one(livenessProbe={"exec": {"command": ["x"]}, "periodSeconds": "5"}),
+            "json: cannot unmarshal string into Go struct field Probe.spec.containers."
+            "livenessProbe.periodSeconds of type int32",
+            id="probe-period-string",
+        ),
+        pytest.param(
+            pod(securityContext={"runAsUser": "root"}),
+            "json: cannot unmarshal string into Go struct field PodSecurityContext.spec."
+            "securityContext.runAsUser of type int64",
+            id="run-as-user-string",
+        ),
+    ],
+)
+def test_wrong_json_types_in_spec_fields_are_decode_errors(apiserver, body, message):
+    code, status = call(apiserver, "POST", PODS, body)
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == f'Pod in version "v1" cannot be handled as a Pod: {message}'

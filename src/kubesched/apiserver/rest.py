@@ -56,8 +56,11 @@ def _check_url_identity(res: Resource, obj: Object, namespace: str | None, name:
         )
 
 
-def create(store: Store, res: Resource, namespace: str | None, body: Any) -> Reply:
-    """POST on a collection: 201 with the stored object."""
+def create(
+    store: Store, res: Resource, namespace: str | None, body: Any, view: Resource | None = None
+) -> Reply:
+    """POST on a collection: 201 with the stored object (``view``: the API the request
+    came through, when it is another view of ``res``)."""
     obj = check_body(res, body)
     _check_url_identity(res, obj, namespace, "")
     _require_namespace(store, res, namespace)
@@ -65,7 +68,7 @@ def create(store: Store, res: Resource, namespace: str | None, body: Any) -> Rep
         obj["metadata"]["namespace"] = namespace
     default_on_create(res, obj)
     _admit(store, res, obj, creating=True)
-    validate_create(res, obj)
+    validate_create(res, obj, view)
     return 201, _written(store, res, store.create(res, obj, namespace))
 
 
@@ -90,7 +93,13 @@ def _written(store: Store, res: Resource, stored: Object) -> Object:
 
 
 def update(
-    store: Store, res: Resource, namespace: str | None, name: str, body: Any, sub: str = ""
+    store: Store,
+    res: Resource,
+    namespace: str | None,
+    name: str,
+    body: Any,
+    sub: str = "",
+    view: Resource | None = None,
 ) -> Reply:
     """PUT on an object or its status: 200 with the stored object."""
     obj = check_body(res, body)
@@ -100,14 +109,16 @@ def update(
     if res is PODS and sub == "":
         with contextlib.suppress(errors.ApiError):  # gone: the update answers 404
             priority.keep_on_update(store.get(res, namespace, name), obj)
-    stored = store.update(res, obj, namespace, sub, check=_validator(res, sub))
+    stored = store.update(res, obj, namespace, sub, check=_validator(res, sub, view))
     return 200, _written(store, res, stored)
 
 
-def _validator(res: Resource, sub: str) -> Callable[[Object, Object], None]:
+def _validator(
+    res: Resource, sub: str, view: Resource | None = None
+) -> Callable[[Object, Object], None]:
     # Run by the store on the object as it would be stored (status kept or replaced).
     def check(new: Object, old: Object) -> None:
-        validate_update(res, new, old, sub)
+        validate_update(res, new, old, sub, view)
 
     return check
 
@@ -121,6 +132,7 @@ def patch(
     content_type: str,
     sub: str = "",
     fields: fieldvalidation.FieldCheck | None = None,
+    view: Resource | None = None,
 ) -> Reply:
     """PATCH on an object or its status: 200 with the stored object. ``fields``: the
     request's fieldValidation (default Warn), applied to the patched object."""
@@ -138,7 +150,7 @@ def patch(
         _admit(store, res, obj, creating=False)
         return obj
 
-    check = _validator(res, sub)
+    check = _validator(res, sub, view)
     return 200, _written(
         store, res, store.guaranteed_update(res, namespace, name, mutate, sub, check)
     )

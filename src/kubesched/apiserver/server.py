@@ -358,7 +358,7 @@ async def _serve(
             if res.namespaced and not t.namespace:
                 raise errors.not_found_path()
             body = await _body(request, res, view, "CreateOptions")
-            return _out(view, *rest.create(store, res, t.namespace, body))
+            return _out(view, *rest.create(store, res, t.namespace, body, view))
         if method == "DELETE":
             if res.namespaced and not t.namespace:
                 raise errors.not_found_path()
@@ -379,7 +379,7 @@ async def _serve(
         return _out(view, 200, obj)
     if method == "PUT":
         body = await _body(request, res, view, "UpdateOptions")
-        return _out(view, *rest.update(store, res, t.namespace, t.name, body, t.subresource))
+        return _out(view, *rest.update(store, res, t.namespace, t.name, body, t.subresource, view))
     if method == "PATCH":
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
         if content_type not in errors.PATCH_MEDIA_TYPES:
@@ -391,7 +391,9 @@ async def _serve(
             body = _conversion(view).convert_patch(body, json_patch)
         return _out(
             view,
-            *rest.patch(store, res, t.namespace, t.name, body, content_type, t.subresource, check),
+            *rest.patch(
+                store, res, t.namespace, t.name, body, content_type, t.subresource, check, view
+            ),
         )
     if method == "DELETE" and not t.subresource:
         options = await _json_body(request, ("meta.k8s.io/v1", "DeleteOptions"))

@@ -42,6 +42,13 @@ from kubesched.apiserver.validation_core import (
     required,
     selector_matches,
 )
+from kubesched.apiserver.validation_kinds import (
+    config_map,
+    config_map_update,
+    event_create,
+    event_update,
+    namespace,
+)
 from kubesched.apiserver.validation_pod import (
     pod_create,
     pod_spec,
@@ -295,6 +302,8 @@ def _lease(obj: Object) -> Errors:
 
 _CREATE: dict[str, Callable[[Object], Errors]] = {
     "pods": pod_create,
+    "configmaps": config_map,
+    "namespaces": namespace,
     "nodes": _node,
     "services": _service,
     "replicasets": _workload,
@@ -312,6 +321,8 @@ def _pod_update(new: Object, old: Object) -> Errors:
 
 _UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
     "pods": _pod_update,
+    "configmaps": config_map_update,
+    "namespaces": lambda n, o: [],  # ValidateNamespaceUpdate checks the metadata only
     "priorityclasses": lambda n, o: _priority_class(n) + _priority_class_update(n, o),
 }
 #: Status subresource writes: what each resource's status strategy validates.
@@ -330,9 +341,12 @@ def _raise(res: Resource, obj: Object, errs: Errors) -> None:
         if text not in seen:
             seen.add(text)
             unique.append(err)
-    causes: list[errors.StatusCause] = [
-        {"reason": e.type, "message": e.body(), "field": e.field} for e in errs
-    ]
+    causes: list[errors.StatusCause] = []
+    for e in errs:
+        cause: errors.StatusCause = {"reason": e.type, "message": e.body()}
+        if e.field:  # omitempty: an error about the whole object names no field
+            cause["field"] = e.field
+        causes.append(cause)
     name = (obj.get("metadata") or {}).get("name") or ""
     error = errors.invalid(res.kind, name, causes, res.group)
     summary = [str(e) for e in unique]
@@ -363,21 +377,31 @@ def _undecodable(res: Resource, message: str) -> errors.ApiError:
     )
 
 
-def validate_create(res: Resource, obj: Object) -> None:
-    """``Validate`` of ``res``'s strategy: 422 Invalid with every field error found."""
+def _strict_events(view: Resource | None) -> bool:
+    # Events written through events.k8s.io/v1 get ValidateEventCreate's strict rules.
+    return view is not None and view.group == "events.k8s.io"
+
+
+def validate_create(res: Resource, obj: Object, view: Resource | None = None) -> None:
+    """``Validate`` of ``res``'s strategy: 422 Invalid with every field error found.
+    ``view`` is the API the request came through when it is a view of ``res``."""
     try:
         check_types(res.kind if _builtin(res) else "", obj)
         errs = _meta(res, obj)
         check = _CREATE.get(_builtin(res))
         if check is not None:
             errs.extend(check(obj))
+        elif _builtin(res) == "events":
+            errs.extend(event_create(obj, _strict_events(view)))
     except Undecodable as err:
         raise _undecodable(res, str(err)) from None
     if errs:
         _raise(res, obj, errs)
 
 
-def validate_update(res: Resource, new: Object, old: Object, subresource: str = "") -> None:
+def validate_update(
+    res: Resource, new: Object, old: Object, subresource: str = "", view: Resource | None = None
+) -> None:
     """``ValidateUpdate`` (or the status strategy's) for a write of ``new`` over ``old``."""
     try:
         check_types(res.kind if _builtin(res) else "", new)
@@ -394,6 +418,8 @@ def validate_update(res: Resource, new: Object, old: Object, subresource: str = 
             update = _UPDATE.get(_builtin(res))
             if update is not None:
                 errs.extend(update(new, old))
+            elif _builtin(res) == "events":
+                errs.extend(event_update(new, old, _strict_events(view)))
             else:
                 check = _CREATE.get(_builtin(res))
                 if check is not None:

@@ -61,15 +61,55 @@ TYPES: dict[str, dict[str, Shape]] = {
         "overhead": _RESOURCES,
         "volumes": Shape("array", "[]v1.Volume", "Volume"),
         "affinity": Shape("object", "v1.Affinity"),
+        "securityContext": Shape("object", "v1.PodSecurityContext", "PodSecurityContext"),
+        "topologySpreadConstraints": Shape(
+            "array", "[]v1.TopologySpreadConstraint", "TopologySpreadConstraint"
+        ),
+        "restartPolicy": _s(),
+        "dnsPolicy": _s(),
+        "hostNetwork": Shape("bool", "bool"),
     },
     "Container": {
         "name": _s(),
         "image": _s(),
         "resources": Shape("object", "v1.ResourceRequirements", "ResourceRequirements"),
         "ports": Shape("array", "[]v1.ContainerPort", "ContainerPort"),
+        "env": Shape("array", "[]v1.EnvVar", "EnvVar"),
+        "envFrom": Shape("array", "[]v1.EnvFromSource"),
+        "volumeMounts": Shape("array", "[]v1.VolumeMount", "VolumeMount"),
+        "livenessProbe": Shape("object", "v1.Probe", "Probe"),
+        "readinessProbe": Shape("object", "v1.Probe", "Probe"),
+        "startupProbe": Shape("object", "v1.Probe", "Probe"),
+        "securityContext": Shape("object", "v1.SecurityContext", "SecurityContext"),
+        "imagePullPolicy": _s(),
+        "terminationMessagePolicy": _s(),
     },
     "ResourceRequirements": {"limits": _RESOURCES, "requests": _RESOURCES},
-    "ContainerPort": {"containerPort": Shape("integer", "int32"), "name": _s()},
+    "ContainerPort": {
+        "containerPort": Shape("integer", "int32"),
+        "hostPort": Shape("integer", "int32"),
+        "name": _s(),
+        "protocol": _s(),
+    },
+    "EnvVar": {"name": _s(), "value": _s()},
+    "VolumeMount": {"name": _s(), "mountPath": _s(), "subPath": _s()},
+    "Probe": {
+        key: Shape("integer", "int32")
+        for key in (
+            "initialDelaySeconds",
+            "timeoutSeconds",
+            "periodSeconds",
+            "successThreshold",
+            "failureThreshold",
+        )
+    },
+    "SecurityContext": {"runAsUser": _i(), "runAsGroup": _i()},
+    "PodSecurityContext": {"runAsUser": _i(), "runAsGroup": _i(), "fsGroup": _i()},
+    "TopologySpreadConstraint": {
+        "maxSkew": Shape("integer", "int32"),
+        "topologyKey": _s(),
+        "whenUnsatisfiable": _s(),
+    },
     "Toleration": {"key": _s(), "operator": _s(), "value": _s(), "effect": _s()},
     "PodSchedulingGate": {"name": _s()},
     "Volume": {"name": _s()},
@@ -120,6 +160,12 @@ TYPES.update(
         "Service": _root("ServiceSpec", "v1.ServiceSpec"),
         "ServiceSpec": {"selector": _STRING_MAP},
         "PriorityClass": {**_root(), "value": Shape("integer", "int32")},
+        "ConfigMap": {
+            **_root(),
+            "data": _STRING_MAP,
+            "binaryData": Shape("map", "map[string][]uint8"),
+            "immutable": Shape("bool", "*bool"),
+        },
     }
 )
 
@@ -142,6 +188,8 @@ def _fits(value: Any, kind: str) -> bool:
         return isinstance(value, dict)
     if kind == "array":
         return isinstance(value, list)
+    if kind == "bool":
+        return isinstance(value, bool)
     if kind == "string":
         return isinstance(value, str)
     return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,262 @@
+"""ConfigMaps, Events and Namespaces as ``pkg/apis/core/validation`` checks them.
+
+ConfigMap: keys (``IsConfigMapKey``), no key in both ``data`` and ``binaryData``, at most
+1 MiB in all, and ``immutable: true`` freezes the data on update. Event:
+``ValidateEventCreate``/``ValidateEventUpdate`` — the legacy rules for every write, the
+strict ones (eventTime, type, series, deprecated fields unset; most fields immutable) for
+writes through events.k8s.io/v1. Events are stored as core/v1 events, so the field paths
+are upstream's internal names (``involvedObject``, ``reportingController``, ``message``),
+whichever API the write came through. Namespace: ``spec.finalizers`` names.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+from kubesched.apiserver.validation_core import (
+    Errors,
+    GoValue,
+    Undecodable,
+    as_dict,
+    as_list,
+    forbidden,
+    go_quote,
+    immutable,
+    invalid,
+    is_dns1123_subdomain,
+    is_int,
+    is_qualified_name,
+    required,
+    too_long,
+)
+from kubesched.apiserver.validation_formats import is_config_map_key
+from kubesched.apiserver.watch import Object
+
+#: ``core.MaxSecretSize``: the most a ConfigMap (or Secret) may hold.
+MAX_CONFIG_SIZE = 1024 * 1024
+_IMMUTABLE_SET = "field is immutable when `immutable` is set"
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+_LENGTH_LIMITS = (("reportingInstance", 128), ("action", 128), ("reason", 128))
+_BASE64_RE = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def _decoded_length(value: Any) -> int:
+    # binaryData values are base64 in JSON; the decoder refuses what is not.
+    text = str(value)
+    if _BASE64_RE.fullmatch(text) is None or len(text) % 4:
+        bad = next((i for i, ch in enumerate(text) if not (ch.isalnum() or ch in "+/=")), len(text))
+        raise Undecodable(f"illegal base64 data at input byte {bad}")
+    try:
+        return len(base64.b64decode(text, validate=True))
+    except binascii.Error:
+        raise Undecodable(f"illegal base64 data at input byte {len(text)}") from None
+
+
+def config_map(obj: Object) -> Errors:
+    """``ValidateConfigMap`` (metadata is checked by the caller)."""
+    data, binary = as_dict(obj.get("data")), as_dict(obj.get("binaryData"))
+    errs: Errors = []
+    total = 0
+    # Go walks the maps in random order; sorted keys make the answer stable.
+    for key in sorted(data):
+        errs.extend(invalid(f"data[{key}]", key, p) for p in is_config_map_key(key))
+        if key in binary:
+            errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
+        total += len(str(data[key] or "").encode())
+    for key in sorted(binary):
+        errs.extend(invalid(f"binaryData[{key}]", key, p) for p in is_config_map_key(key))
+        total += _decoded_length(binary[key] or "")
+    if total > MAX_CONFIG_SIZE:
+        errs.append(too_long("", MAX_CONFIG_SIZE))  # "" names the whole object
+    return errs
+
+
+def config_map_update(new: Object, old: Object) -> Errors:
+    """``ValidateConfigMapUpdate``: an immutable ConfigMap keeps its data."""
+    errs: Errors = []
+    if old.get("immutable") is True:
+        if new.get("immutable") is not True:
+            errs.append(forbidden("immutable", _IMMUTABLE_SET))
+        for key in ("data", "binaryData"):
+            # reflect.DeepEqual: an absent map and an empty one differ.
+            if new.get(key) != old.get(key):
+                errs.append(forbidden(key, _IMMUTABLE_SET))
+    return errs + config_map(new)
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+def _length(value: Any) -> int:
+    return len(str(value or "").encode())
+
+
+def _event_legacy(event: Object) -> Errors:
+    # legacyValidateEvent: namespaces agree; new-style events name their reporter.
+    namespace = str(as_dict(event.get("metadata")).get("namespace") or "")
+    involved = str(as_dict(event.get("involvedObject")).get("namespace") or "")
+    errs: Errors = []
+    mismatch = invalid("involvedObject.namespace", involved, "does not match event.namespace")
+    if not event.get("eventTime"):
+        if (not involved and namespace not in ("", "default")) or (
+            involved and involved != namespace
+        ):
+            errs.append(mismatch)
+    else:
+        if not involved and namespace not in ("default", "kube-system"):
+            errs.append(mismatch)
+        controller = str(event.get("reportingComponent") or "")
+        if not controller:
+            errs.append(required("reportingController"))
+        errs.extend(
+            invalid("reportingController", controller, p) for p in is_qualified_name(controller)
+        )
+        for key, limit in _LENGTH_LIMITS:
+            if not event.get(key):
+                errs.append(required(key))
+            if _length(event.get(key)) > limit:
+                errs.append(invalid(key, "", f"can have at most {limit} characters"))
+        if _length(event.get("message")) > 1024:
+            errs.append(invalid("message", "", "can have at most 1024 characters"))
+    errs.extend(invalid("namespace", namespace, p) for p in is_dns1123_subdomain(namespace))
+    return errs
+
+
+def _series(event: Object) -> Errors:
+    # validateV1EventSeries.
+    series = event.get("series")
+    if series is None:
+        return []
+    entry = as_dict(series)
+    errs: Errors = []
+    count = entry.get("count", 0)
+    if not is_int(count) or count < 2:
+        errs.append(invalid("series.count", "", "should be at least 2"))
+    if not entry.get("lastObservedTime"):
+        errs.append(required("series.lastObservedTime"))
+    return errs
+
+
+def event_create(event: Object, strict: bool) -> Errors:
+    """``ValidateEventCreate``; ``strict`` for a write through events.k8s.io/v1."""
+    errs = _event_legacy(event)
+    if not strict:
+        return errs
+    errs.extend(_series(event))
+    if not event.get("eventTime"):
+        errs.append(required("eventTime"))
+    kind = event.get("type") or ""
+    if kind not in ("Normal", "Warning"):
+        errs.append(invalid("type", "", f"has invalid value: {kind}"))
+    for key in ("firstTimestamp", "lastTimestamp", "count"):
+        if event.get(key):
+            errs.append(invalid(key, "", "needs to be unset"))
+    source = as_dict(event.get("source"))
+    if source.get("component") or source.get("host"):
+        errs.append(invalid("source", "", "needs to be unset"))
+    return errs
+
+
+def _reference(value: Any) -> Any:
+    # %#v of a core.ObjectReference (a pointer to one prints as the struct, nil as null).
+    if value is None:
+        return None
+    ref = as_dict(value)
+    keys = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+    body = ", ".join(f"{k[:1].upper()}{k[1:]}:{go_quote(str(ref.get(k) or ''))}" for k in keys)
+    return GoValue(
+        "core.ObjectReference{"
+        + body.replace("Uid:", "UID:").replace("ApiVersion", "APIVersion")
+        + "}"
+    )
+
+
+def _source(value: Any) -> GoValue:
+    src = as_dict(value)
+    return GoValue(
+        f"core.EventSource{{Component:{go_quote(str(src.get('component') or ''))}, "
+        f"Host:{go_quote(str(src.get('host') or ''))}}}"
+    )
+
+
+def _time(value: Any) -> Any:
+    # metav1.Time / MicroTime print as time.Time's String().
+    match = re.fullmatch(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.(\d+))?Z", str(value or ""))
+    if not value:
+        return GoValue("0001-01-01 00:00:00 +0000 UTC")
+    if match is None:
+        return value
+    fraction = (match.group(3) or "").rstrip("0")
+    return GoValue(
+        f"{match.group(1)} {match.group(2)}{'.' + fraction if fraction else ''} +0000 UTC"
+    )
+
+
+def event_update(new: Object, old: Object, strict: bool) -> Errors:
+    """``ValidateEventUpdate``; through events.k8s.io/v1 most fields are immutable."""
+    errs = _event_legacy(new)
+    if not strict:
+        return errs
+    if new.get("series") != old.get("series"):
+        errs.extend(_series(new))
+    checks: list[tuple[str, Any, Any]] = [
+        (
+            "involvedObject",
+            _reference(new.get("involvedObject") or {}),
+            _reference(old.get("involvedObject") or {}),
+        ),
+        ("reason", new.get("reason") or "", old.get("reason") or ""),
+        ("message", new.get("message") or "", old.get("message") or ""),
+        ("source", _source(new.get("source")), _source(old.get("source"))),
+        ("firstTimestamp", _time(new.get("firstTimestamp")), _time(old.get("firstTimestamp"))),
+        ("lastTimestamp", _time(new.get("lastTimestamp")), _time(old.get("lastTimestamp"))),
+        ("count", new.get("count") or 0, old.get("count") or 0),
+        # Upstream checks reason twice.
+        ("reason", new.get("reason") or "", old.get("reason") or ""),
+        ("type", new.get("type") or "", old.get("type") or ""),
+        ("eventTime", _time(new.get("eventTime")), _time(old.get("eventTime"))),
+        ("action", new.get("action") or "", old.get("action") or ""),
+        ("related", _reference(new.get("related")), _reference(old.get("related"))),
+        (
+            "reportingController",
+            new.get("reportingComponent") or "",
+            old.get("reportingComponent") or "",
+        ),
+        (
+            "reportingInstance",
+            new.get("reportingInstance") or "",
+            old.get("reportingInstance") or "",
+        ),
+    ]
+    for path, after, before in checks:
+        same = (
+            after.text == before.text
+            if isinstance(after, GoValue) and isinstance(before, GoValue)
+            else after == before
+        )
+        if not same:
+            errs.extend(immutable(path, after, None))
+    return errs
+
+
+# -- namespaces -----------------------------------------------------------------------------
+
+
+def namespace(obj: Object) -> Errors:
+    """``ValidateNamespace``'s spec part: finalizer names, qualified or standard."""
+    errs: Errors = []
+    for value in as_list(as_dict(obj.get("spec")).get("finalizers")):
+        name = str(value)
+        errs.extend(invalid("spec.finalizers", name, p) for p in is_qualified_name(name))
+        if "/" not in name and name not in _STANDARD_FINALIZERS:
+            errs.append(
+                invalid(
+                    "spec.finalizers",
+                    name,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                )
+            )
+    return errs
