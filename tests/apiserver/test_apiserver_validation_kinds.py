@@ -320,3 +320,70 @@ def test_no_new_finalizers_once_deleting(apiserver):
     )
     assert call(apiserver, "PATCH", path, {"metadata": {"finalizers": None}}, MERGE)[0] == 200
     assert call(apiserver, "GET", path)[0] == 404
+
+
+# -- Service --------------------------------------------------------------------------------
+
+SERVICES = "/api/v1/namespaces/default/services"
+
+
+def test_service_ports(apiserver):
+    ports = [
+        {"port": 80, "name": "web"},
+        {"port": 80, "name": "web", "protocol": "HTTP", "targetPort": "Web_port"},
+        {"port": 80, "name": "b", "nodePort": 30080},
+    ]
+    body = {"metadata": {"name": "svc"}, "spec": {"ports": ports}}
+    _, causes = refused(apiserver, "POST", SERVICES, body)
+    assert causes == [
+        ("FieldValueDuplicate", "spec.ports[1].name", 'Duplicate value: "web"'),
+        (
+            "FieldValueNotSupported",
+            "spec.ports[1].protocol",
+            'Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
+        ),
+        (
+            "FieldValueInvalid",
+            "spec.ports[1].targetPort",
+            'Invalid value: "Web_port": must contain only alpha-numeric characters (a-z, 0-9), '
+            "and hyphens (-)",
+        ),
+        (
+            "FieldValueForbidden",
+            "spec.ports[2].nodePort",
+            "Forbidden: may not be used when `type` is 'ClusterIP'",
+        ),
+        (
+            "FieldValueDuplicate",
+            "spec.ports[2]",
+            'Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), '
+            'Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}',
+        ),
+    ]
+
+
+def test_service_type_affinity_and_external_name(apiserver):
+    body = {
+        "metadata": {"name": "svc2"},
+        "spec": {"type": "Bogus", "sessionAffinity": "Sticky", "ports": [{"port": 443}]},
+    }
+    _, causes = refused(apiserver, "POST", SERVICES, body)
+    assert causes == [
+        (
+            "FieldValueNotSupported",
+            "spec.sessionAffinity",
+            'Unsupported value: "Sticky": supported values: "ClientIP", "None"',
+        ),
+        (
+            "FieldValueNotSupported",
+            "spec.type",
+            'Unsupported value: "Bogus": supported values: "ClusterIP", "ExternalName", '
+            '"LoadBalancer", "NodePort"',
+        ),
+    ]
+    message, _ = refused(
+        apiserver, "POST", SERVICES, {"metadata": {"name": "ext"}, "spec": {"type": "ExternalName"}}
+    )
+    assert message == 'Service "ext" is invalid: spec.externalName: Required value'
+    body = {"metadata": {"name": "ok"}, "spec": {"ports": [{"port": 80, "targetPort": "http"}]}}
+    assert call(apiserver, "POST", SERVICES, body)[0] == 201

@@ -48,6 +48,7 @@ from kubesched.apiserver.validation_kinds import (
     event_create,
     event_update,
     namespace,
+    service,
 )
 from kubesched.apiserver.validation_pod import (
     pod_create,
@@ -204,24 +205,6 @@ def _pdb(obj: Object) -> Errors:
     return errs
 
 
-def _service(obj: Object) -> Errors:
-    spec = as_dict(obj.get("spec"))
-    errs: Errors = []
-    kind = spec.get("type") or "ClusterIP"
-    headless = spec.get("clusterIP") == "None"
-    ports: list[Any] = spec["ports"] if isinstance(spec.get("ports"), list) else []
-    if not ports and not headless and kind != "ExternalName":
-        errs.append(required("spec.ports"))
-    for i, port in enumerate(ports):
-        number = port.get("port") if isinstance(port, dict) else None
-        if not isinstance(number, int) or not 1 <= number <= 65535:
-            errs.append(
-                invalid(f"spec.ports[{i}].port", number, "must be between 1 and 65535, inclusive")
-            )
-    errs.extend(labels(spec.get("selector"), "spec.selector"))
-    return errs
-
-
 def _node(obj: Object) -> Errors:
     errs: Errors = []
     spec = as_dict(obj.get("spec"))
@@ -305,7 +288,7 @@ _CREATE: dict[str, Callable[[Object], Errors]] = {
     "configmaps": config_map,
     "namespaces": namespace,
     "nodes": _node,
-    "services": _service,
+    "services": service,
     "replicasets": _workload,
     "statefulsets": _workload,
     "replicationcontrollers": _replication_controller,

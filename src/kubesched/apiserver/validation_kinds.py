@@ -6,7 +6,8 @@ ConfigMap: keys (``IsConfigMapKey``), no key in both ``data`` and ``binaryData``
 strict ones (eventTime, type, series, deprecated fields unset; most fields immutable) for
 writes through events.k8s.io/v1. Events are stored as core/v1 events, so the field paths
 are upstream's internal names (``involvedObject``, ``reportingController``, ``message``),
-whichever API the write came through. Namespace: ``spec.finalizers`` names.
+whichever API the write came through. Namespace: ``spec.finalizers`` names. Service:
+ports, selector, type, session affinity, external name.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ import binascii
 import re
 from typing import Any
 
+from kubesched.apiserver.validation_container import port_num_or_name
 from kubesched.apiserver.validation_core import (
     Errors,
     GoValue,
     Undecodable,
     as_dict,
     as_list,
+    dns1123_label,
+    duplicate,
     forbidden,
     go_quote,
     immutable,
@@ -29,10 +33,13 @@ from kubesched.apiserver.validation_core import (
     is_dns1123_subdomain,
     is_int,
     is_qualified_name,
+    labels,
+    not_supported,
+    qualified_name,
     required,
     too_long,
 )
-from kubesched.apiserver.validation_formats import is_config_map_key
+from kubesched.apiserver.validation_formats import is_config_map_key, is_valid_port_num
 from kubesched.apiserver.watch import Object
 
 #: ``core.MaxSecretSize``: the most a ConfigMap (or Secret) may hold.
@@ -259,4 +266,101 @@ def namespace(obj: Object) -> Errors:
                     "name is neither a standard finalizer name nor is it fully qualified",
                 )
             )
+    return errs
+
+
+# -- services -------------------------------------------------------------------------------
+
+_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+_AFFINITIES = ("ClientIP", "None")
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+
+
+def _service_port_struct(protocol: str, port: Any, node_port: Any) -> GoValue:
+    # %#v of the core.ServicePort key upstream's duplicate check builds.
+    return GoValue(
+        f'core.ServicePort{{Name:"", Protocol:{go_quote(protocol)}, AppProtocol:(*string)(nil), '
+        f'Port:{port}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:""}}, '
+        f"NodePort:{node_port}}}"
+    )
+
+
+def _service_port(sp: dict[str, Any], many: bool, names: set[str], path: str) -> Errors:
+    # validateServicePort; protocol and targetPort read with their defaults (TCP, port).
+    errs: Errors = []
+    name = str(sp.get("name") or "")
+    if many and not name:
+        errs.append(required(f"{path}.name"))
+    elif name:
+        errs.extend(dns1123_label(name, f"{path}.name"))
+        if name in names:
+            errs.append(duplicate(f"{path}.name", name))
+        names.add(name)
+    port = sp.get("port")
+    number = port if is_int(port) else 0
+    errs.extend(invalid(f"{path}.port", number, p) for p in is_valid_port_num(number))
+    protocol = sp.get("protocol") or "TCP"
+    if protocol not in _PROTOCOLS:
+        errs.append(not_supported(f"{path}.protocol", protocol, _PROTOCOLS))
+    target = sp.get("targetPort")
+    errs.extend(
+        port_num_or_name(number if target in (None, 0, "") else target, f"{path}.targetPort")
+    )
+    if sp.get("appProtocol") is not None:
+        errs.extend(qualified_name(str(sp["appProtocol"]), f"{path}.appProtocol"))
+    return errs
+
+
+def service(obj: Object) -> Errors:
+    """``ValidateService``'s spec rules for ports, selector, type, session affinity and the
+    external name (cluster IPs and load balancer fields are not checked)."""
+    spec = as_dict(obj.get("spec"))
+    errs: Errors = []
+    kind = spec.get("type") or "ClusterIP"  # defaulted
+    headless = spec.get("clusterIP") == "None"
+    ports = [as_dict(p) for p in as_list(spec.get("ports"))]
+    if not ports and not headless and kind != "ExternalName":
+        errs.append(required("spec.ports"))
+    if kind == "ExternalName":
+        cname = str(spec.get("externalName") or "").removesuffix(".")
+        if cname:
+            errs.extend(invalid("spec.externalName", cname, p) for p in is_dns1123_subdomain(cname))
+        else:
+            errs.append(required("spec.externalName"))
+    names: set[str] = set()
+    for i, port in enumerate(ports):
+        errs.extend(_service_port(port, len(ports) > 1, names, f"spec.ports[{i}]"))
+    errs.extend(labels(spec.get("selector"), "spec.selector"))
+    affinity = spec.get("sessionAffinity") or "None"
+    if affinity not in _AFFINITIES:
+        errs.append(not_supported("spec.sessionAffinity", affinity, _AFFINITIES))
+    if affinity == "None" and spec.get("sessionAffinityConfig") is not None:
+        errs.append(
+            forbidden("spec.sessionAffinityConfig", "must not be set when session affinity is None")
+        )
+    if kind not in _SERVICE_TYPES:
+        errs.append(not_supported("spec.type", kind, _SERVICE_TYPES))
+    if kind == "ClusterIP":
+        for i, port in enumerate(ports):
+            if port.get("nodePort"):
+                errs.append(
+                    forbidden(
+                        f"spec.ports[{i}].nodePort", "may not be used when `type` is 'ClusterIP'"
+                    )
+                )
+    seen_node_ports: set[tuple[str, Any]] = set()
+    for i, port in enumerate(ports):
+        node_port = port.get("nodePort") or 0
+        if not node_port:
+            continue
+        key = (str(port.get("protocol") or "TCP"), node_port)
+        if key in seen_node_ports:
+            errs.append(duplicate(f"spec.ports[{i}].nodePort", node_port))
+        seen_node_ports.add(key)
+    seen: set[tuple[str, Any]] = set()
+    for i, port in enumerate(ports):
+        protocol, number = str(port.get("protocol") or "TCP"), port.get("port") or 0
+        if (protocol, number) in seen:
+            errs.append(duplicate(f"spec.ports[{i}]", _service_port_struct(protocol, number, 0)))
+        seen.add((protocol, number))
     return errs

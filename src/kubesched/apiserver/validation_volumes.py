@@ -151,14 +151,20 @@ def volumes(value: Any, path: str) -> tuple[dict[str, dict[str, Any]], Errors]:
     return valid, errs
 
 
+_SOURCE_ORDER = {key: i for i, (key, _) in enumerate(_SOURCES)}
+
+
 def _source(vol: dict[str, Any], path: str) -> Errors:
-    # validateVolumeSource: the first source counts, each further one is forbidden.
+    # validateVolumeSource: the first source counts, each further one is forbidden. Only
+    # the keys present are looked at (a volume has a name and, usually, one source).
     errs: Errors = []
     count = 0
-    for key, shown in _SOURCES:
-        source = vol.get(key)
-        if source is None:
-            continue
+    present = sorted(
+        _SOURCE_ORDER[k] for k, v in vol.items() if v is not None and k in _SOURCE_ORDER
+    )
+    for index in present:
+        key, shown = _SOURCES[index]
+        source = vol[key]
         if count:
             errs.append(forbidden(f"{path}.{shown}", "may not specify more than 1 volume type"))
             continue
