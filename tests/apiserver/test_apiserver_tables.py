@@ -149,12 +149,15 @@ def test_include_object_and_plain_json_without_accept(apiserver, objects):
 
 
 def test_other_resources_get_the_default_table(apiserver):
+    # CustomResourceDefinitions have no printer upstream either.
     code, body = call(
-        apiserver, "GET", "/apis/scheduling.k8s.io/v1/priorityclasses", headers={"Accept": TABLE}
+        apiserver,
+        "GET",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        headers={"Accept": TABLE},
     )
     assert code == 200
     assert [c["name"] for c in body["columnDefinitions"]] == ["Name", "Created At"]
-    assert {r["cells"][0] for r in body["rows"]} >= {"system-node-critical"}
 
 
 @pytest.mark.parametrize(

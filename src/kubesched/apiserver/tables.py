@@ -5,7 +5,8 @@ columns the server returns. The columns and cells follow kube-apiserver's printe
 (``pkg/printers/internalversion/printers.go``: ``printPod``, ``printNode``,
 ``printEvent`` for both event APIs); the server
 fills the wide columns too (priority 1), and kubectl shows them with ``-o wide``. Other
-resources get upstream's default table (Name, Created At); custom resources get Name and
+resources get their printers from :mod:`.printers`, the rest upstream's default table
+(Name, Created At); custom resources get Name and
 their CRD's ``additionalPrinterColumns`` (simple ``.a.b`` JSON paths). Ages are
 ``duration.HumanDuration`` of the time since ``creationTimestamp``. Each row carries the
 object as ``includeObject`` asks: ``Metadata`` (the default, a PartialObjectMetadata),
@@ -20,79 +21,67 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.apiserver import errors
+from kubesched.apiserver.printers import PRINTERS
+from kubesched.apiserver.table_cells import (
+    AGE_DOC,
+    NAME_DOC,
+    TABLE_API_VERSION,
+    Cells,
+    Column,
+    age,
+    col,
+    human_duration,
+)
 from kubesched.apiserver.watch import Object
 
-Column = dict[str, Any]
-Cells = list[Any]
-
-TABLE_API_VERSION = "meta.k8s.io/v1"
-_NAME_DOC = (
-    "Name must be unique within a namespace. Is required when creating resources, although "
-    "some resources may allow a client to request the generation of an appropriate name "
-    "automatically. Name is primarily intended for creation idempotence and configuration "
-    "definition. Cannot be updated."
-)
-_AGE_DOC = (
-    "CreationTimestamp is a timestamp representing the server time when this object was created."
-)
-
-
-def _col(name: str, description: str, priority: int = 0, fmt: str = "") -> Column:
-    return {
-        "name": name,
-        "type": "string",
-        "format": fmt,
-        "description": description,
-        "priority": priority,
-    }
-
+__all__ = ["TABLE_API_VERSION", "human_duration", "table", "wants_table"]
 
 POD_COLUMNS: list[Column] = [
-    _col("Name", _NAME_DOC, fmt="name"),
-    _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
-    _col("Status", "The aggregate status of the containers in this pod."),
-    _col(
+    col("Name", NAME_DOC, fmt="name"),
+    col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+    col("Status", "The aggregate status of the containers in this pod."),
+    col(
         "Restarts",
         "The number of times the containers in this pod have been restarted and when the "
         "last container in this pod has restarted.",
     ),
-    _col("Age", _AGE_DOC),
-    _col("IP", "IP address allocated to the pod.", 1),
-    _col("Node", "NodeName indicates in which node this pod is scheduled.", 1),
-    _col("Nominated Node", "nominatedNodeName is set when this pod preempts other pods.", 1),
-    _col("Readiness Gates", "If specified, all readiness gates will be evaluated.", 1),
+    col("Age", AGE_DOC),
+    col("IP", "IP address allocated to the pod.", 1),
+    col("Node", "NodeName indicates in which node this pod is scheduled.", 1),
+    col("Nominated Node", "nominatedNodeName is set when this pod preempts other pods.", 1),
+    col("Readiness Gates", "If specified, all readiness gates will be evaluated.", 1),
 ]
 NODE_COLUMNS: list[Column] = [
-    _col("Name", _NAME_DOC, fmt="name"),
-    _col("Status", "The status of the node"),
-    _col("Roles", "The roles of the node"),
-    _col("Age", _AGE_DOC),
-    _col("Version", "Kubelet Version reported by the node."),
-    _col("Internal-IP", "List of addresses reachable to the node.", 1),
-    _col("External-IP", "List of addresses reachable to the node.", 1),
-    _col("OS-Image", "OS Image reported by the node from /etc/os-release.", 1),
-    _col("Kernel-Version", "Kernel Version reported by the node.", 1),
-    _col("Container-Runtime", "ContainerRuntime Version reported by the node.", 1),
+    col("Name", NAME_DOC, fmt="name"),
+    col("Status", "The status of the node"),
+    col("Roles", "The roles of the node"),
+    col("Age", AGE_DOC),
+    col("Version", "Kubelet Version reported by the node."),
+    col("Internal-IP", "List of addresses reachable to the node.", 1),
+    col("External-IP", "List of addresses reachable to the node.", 1),
+    col("OS-Image", "OS Image reported by the node from /etc/os-release.", 1),
+    col("Kernel-Version", "Kernel Version reported by the node.", 1),
+    col("Container-Runtime", "ContainerRuntime Version reported by the node.", 1),
 ]
 EVENT_COLUMNS: list[Column] = [
-    _col("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
-    _col("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
-    _col(
+    col("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
+    col("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
+    col(
         "Reason",
         "This should be a short, machine understandable string that gives the reason "
         "for the transition into the object's current status.",
     ),
-    _col("Object", "The object that this event is about."),
-    _col("Subobject", "The field of the object that this event is about.", 1),
-    _col("Source", "The component reporting this event.", 1),
-    _col("Message", "A human-readable description of the status of this operation."),
-    _col("First Seen", "The time at which the event was first recorded.", 1),
-    _col("Count", "The number of times this event has occurred.", 1),
-    _col("Name", _NAME_DOC, 1, "name"),
+    col("Object", "The object that this event is about."),
+    col("Subobject", "The field of the object that this event is about.", 1),
+    col("Source", "The component reporting this event.", 1),
+    col("Message", "A human-readable description of the status of this operation."),
+    col("First Seen", "The time at which the event was first recorded.", 1),
+    col("Count", "The number of times this event has occurred.", 1),
+    col("Name", NAME_DOC, 1, "name"),
 ]
 DEFAULT_COLUMNS: list[Column] = [
-    _col("Name", _NAME_DOC, fmt="name"),
-    {"name": "Created At", "type": "date", "format": "", "description": _AGE_DOC, "priority": 0},
+    col("Name", NAME_DOC, fmt="name"),
+    {"name": "Created At", "type": "date", "format": "", "description": AGE_DOC, "priority": 0},
 ]
 
 
@@ -108,50 +97,6 @@ def wants_table(accept: str) -> bool:
         if parts[0] in ("application/json", "*/*") and "as" not in params:
             return False
     return False
-
-
-def human_duration(seconds: float) -> str:
-    """``k8s.io/apimachinery/pkg/util/duration.HumanDuration``."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        rest = s % 60
-        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = s // 3600
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        years = hours // 24 // 365
-        return f"{years}y" if days == 0 else f"{years}y{days}d"
-    return f"{hours // 24 // 365}y"
-
-
-def _age(stamp: Any, now: datetime) -> str:
-    # translateTimestampSince: "<unknown>" for a zero time.
-    if not stamp:
-        return "<unknown>"
-    try:
-        then = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    except ValueError:
-        return "<unknown>"
-    return human_duration((now - then).total_seconds())
 
 
 def pod_cells(pod: Object, now: datetime) -> Cells:
@@ -207,7 +152,7 @@ def pod_cells(pod: Object, now: datetime) -> Cells:
         f"{ready}/{total}",
         reason,
         str(restarts),
-        _age(meta.get("creationTimestamp"), now),
+        age(meta.get("creationTimestamp"), now),
         pod_ip,
         spec.get("nodeName") or "<none>",
         status.get("nominatedNodeName") or "<none>",
@@ -250,7 +195,7 @@ def node_cells(node: Object, now: datetime) -> Cells:
         meta.get("name", ""),
         ",".join(shown),
         ",".join(_node_roles(meta.get("labels") or {})) or "<none>",
-        _age(meta.get("creationTimestamp"), now),
+        age(meta.get("creationTimestamp"), now),
         info.get("kubeletVersion", ""),
         _address(status, "InternalIP"),
         _address(status, "ExternalIP"),
@@ -266,14 +211,14 @@ def _first_non_empty(*values: Any) -> str:
 
 def event_cells(event: Object, now: datetime) -> Cells:
     """``printEvent``'s cells (of a core/v1 Event), wide columns included."""
-    first = _age(event.get("firstTimestamp"), now)
+    first = age(event.get("firstTimestamp"), now)
     if not event.get("firstTimestamp"):
-        first = _age(event.get("eventTime"), now)
-    last = _age(event.get("lastTimestamp"), now) if event.get("lastTimestamp") else first
+        first = age(event.get("eventTime"), now)
+    last = age(event.get("lastTimestamp"), now) if event.get("lastTimestamp") else first
     count = int(event.get("count") or 0)
     series = event.get("series")
     if isinstance(series, dict):
-        last = _age(series.get("lastObservedTime"), now)
+        last = age(series.get("lastObservedTime"), now)
         count = int(series.get("count") or 0)
     elif count == 0:
         count = 1  # singleton events have no count in the events.k8s.io API
@@ -349,7 +294,7 @@ def custom_printer(
 ) -> tuple[list[Column], Callable[[Object, datetime], Cells]]:
     """The columns and cells of a custom resource's Table: Name, then the CRD's
     ``additionalPrinterColumns`` (upstream's tableconvertor)."""
-    definitions = [_col("Name", _NAME_DOC, fmt="name")]
+    definitions = [col("Name", NAME_DOC, fmt="name")]
     for column in columns:
         definitions.append(
             {
@@ -375,6 +320,7 @@ _PRINTERS: dict[str, tuple[list[Column], Callable[[Object, datetime], Cells]]] =
     "pods": (POD_COLUMNS, pod_cells),
     "nodes": (NODE_COLUMNS, node_cells),
     "events": (EVENT_COLUMNS, event_cells),
+    **PRINTERS,
 }
 
 
