@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from kubesched.apiserver import errors
+
 __all__ = [
     "ADMIN_USER",
     "ANONYMOUS",
@@ -153,34 +155,17 @@ def forbidden_status(user: str, attrs: RequestAttributes) -> dict[str, object]:
     """The body of kube-apiserver's 403 when the authorizer denies ``user`` the request
     (``responsewriters.Forbidden`` with an RBAC denial, which gives no reason)."""
     if not attrs.resource_request:
-        message = f"forbidden: User {_quote(user)} cannot {attrs.verb} path {_quote(attrs.path)}"
-        details: dict[str, str] = {}
-    else:
-        resource = attrs.resource + (f"/{attrs.subresource}" if attrs.subresource else "")
-        scope = (
-            f"in the namespace {_quote(attrs.namespace)}"
-            if attrs.namespace
-            else "at the cluster scope"
-        )
-        denial = (
-            f"User {_quote(user)} cannot {attrs.verb} resource {_quote(resource)} "
-            f"in API group {_quote(attrs.group)} {scope}"
-        )
-        qualified = attrs.resource + (f".{attrs.group}" if attrs.group else "")
-        named = f" {_quote(attrs.name)}" if attrs.name else ""
-        message = f"{qualified}{named} is forbidden: {denial}"
-        details = {"name": attrs.name, "group": attrs.group, "kind": attrs.resource}
-        details = {k: v for k, v in details.items() if v}
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": "Forbidden",
-        "details": details,
-        "code": 403,
-    }
+        denial = f"User {_quote(user)} cannot {attrs.verb} path {_quote(attrs.path)}"
+        return dict(errors.forbidden("", "", denial).status)
+    resource = attrs.resource + (f"/{attrs.subresource}" if attrs.subresource else "")
+    scope = (
+        f"in the namespace {_quote(attrs.namespace)}" if attrs.namespace else "at the cluster scope"
+    )
+    denial = (
+        f"User {_quote(user)} cannot {attrs.verb} resource {_quote(resource)} "
+        f"in API group {_quote(attrs.group)} {scope}"
+    )
+    return dict(errors.forbidden(attrs.resource, attrs.name, denial, attrs.group).status)
 
 
 def _quote(text: str) -> str:

@@ -198,7 +198,10 @@ def forbidden(resource: str, name: str, cause: str, group: str = "") -> ApiError
         message = f"{qualified(resource, group)} is forbidden: {cause}"
     else:
         message = f"{qualified(resource, group)} {_quote(name)} is forbidden: {cause}"
-    return _failure(403, "Forbidden", message, _details(group, resource, name))
+    err = _failure(403, "Forbidden", message)
+    # NewForbidden always sets Details: an empty one is still written ({}).
+    err.status["details"] = _details(group, resource, name)
+    return err
 
 
 def gone(message: str) -> ApiError:
