@@ -1007,6 +1007,12 @@ def test_kubectl_lists_every_spec_error(apiserver):
             id="probe-period-string",
         ),
         pytest.param(
+            {"metadata": {"name": "p"}, "spec": {"restartPolicy": 5, "nodeName": 1}},
+            "json: cannot unmarshal number into Go struct field PodSpec.spec.restartPolicy of "
+            "type string",
+            id="first-wrong-type-in-body-order",
+        ),
+        pytest.param(
             pod(securityContext={"runAsUser": "root"}),
             "json: cannot unmarshal string into Go struct field PodSecurityContext.spec."
             "securityContext.runAsUser of type int64",

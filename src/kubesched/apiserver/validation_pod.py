@@ -306,7 +306,8 @@ def pod_spec(spec: Any, path: str) -> Errors:
         errs.append(not_supported(f"{path}.restartPolicy", restart, _RESTART_POLICIES))
     errs.extend(dns(spec, path))
     errs.extend(labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
-    errs.extend(pod_security_context(spec, f"{path}.securityContext"))
+    if spec.get("securityContext") or spec.get("shareProcessNamespace"):
+        errs.extend(pod_security_context(spec, f"{path}.securityContext"))
     if spec.get("affinity") is not None:
         errs.extend(affinity(spec["affinity"], f"{path}.affinity"))
     for i, gate in enumerate(as_list(spec.get("readinessGates"))):

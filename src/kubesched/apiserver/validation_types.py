@@ -208,9 +208,14 @@ def check_types(kind: str, obj: dict[str, Any]) -> None:
 
 
 def _walk(type_name: str, obj: dict[str, Any], path: str) -> None:
-    for name, shape in TYPES.get(type_name, {}).items():
-        value = obj.get(name)
-        if value is None:
+    fields = TYPES.get(type_name)
+    if not fields:
+        return
+    # The body's own order, as encoding/json meets the fields (its first error is the one
+    # reported); and a body names far fewer fields than the table knows.
+    for name, value in obj.items():
+        shape = fields.get(name)
+        if shape is None or value is None:
             continue
         at = f"{path}.{name}" if path else name
         if not _fits(value, shape.kind):
