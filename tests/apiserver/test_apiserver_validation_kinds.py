@@ -387,3 +387,20 @@ def test_service_type_affinity_and_external_name(apiserver):
     assert message == 'Service "ext" is invalid: spec.externalName: Required value'
     body = {"metadata": {"name": "ok"}, "spec": {"ports": [{"port": 80, "targetPort": "http"}]}}
     assert call(apiserver, "POST", SERVICES, body)[0] == 201
+
+
+def test_core_objects_take_standard_or_qualified_finalizers(apiserver):
+    body = {"metadata": {"name": "fins", "finalizers": ["example.com/ok", "orphan", "mine"]}}
+    _, causes = refused(apiserver, "POST", CMS, body)
+    assert causes == [
+        (
+            "FieldValueInvalid",
+            "metadata.finalizers[2]",
+            'Invalid value: "mine": name is neither a standard finalizer name nor is it fully '
+            "qualified",
+        )
+    ]
+    # Other API groups only need qualified names.
+    pdb = {"metadata": {"name": "fins", "finalizers": ["mine"]}, "spec": {"minAvailable": 1}}
+    path = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
+    assert call(apiserver, "POST", path, pdb)[0] == 201

@@ -25,6 +25,7 @@ from kubesched.apiserver.validation_core import (
     Undecodable,
     annotation_map,
     as_dict,
+    as_list,
     forbidden,
     go_string_map,
     invalid,
@@ -52,11 +53,11 @@ from kubesched.apiserver.validation_kinds import (
 )
 from kubesched.apiserver.validation_pod import (
     pod_create,
+    pod_metadata_and_spec,
     pod_spec,
-    pod_status_update,
-    pod_update,
     resource_quantity,
 )
+from kubesched.apiserver.validation_pod_update import pod_status_update, pod_update
 from kubesched.apiserver.validation_types import check_types
 from kubesched.apiserver.watch import Object
 
@@ -299,7 +300,8 @@ _CREATE: dict[str, Callable[[Object], Errors]] = {
 
 
 def _pod_update(new: Object, old: Object) -> Errors:
-    return pod_create(new) + pod_update(new, old)
+    # ValidatePodUpdate: the spec as validatePodMetadataAndSpec sees it, then what may change.
+    return pod_metadata_and_spec(new) + pod_update(new, old)
 
 
 _UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
@@ -349,9 +351,26 @@ def _builtin(res: Resource) -> str:
     return res.plural if res.custom is None else ""
 
 
+#: ``standardFinalizers``: the unqualified finalizer names the core API accepts.
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
 def _meta(res: Resource, obj: Object) -> Errors:
     meta = as_dict(obj.get("metadata"))
-    return object_meta(meta, res.namespaced, _NAME_CHECKS.get(_builtin(res), name_is_dns_subdomain))
+    errs = object_meta(meta, res.namespaced, _NAME_CHECKS.get(_builtin(res), name_is_dns_subdomain))
+    if _builtin(res) and not res.group:
+        # The core API's ValidateObjectMeta adds validateKubeFinalizerName.
+        for i, name in enumerate(as_list(meta.get("finalizers"))):
+            text = str(name)
+            if "/" not in text and text not in _STANDARD_FINALIZERS:
+                errs.append(
+                    invalid(
+                        f"metadata.finalizers[{i}]",
+                        text,
+                        "name is neither a standard finalizer name nor is it fully qualified",
+                    )
+                )
+    return errs
 
 
 def _undecodable(res: Resource, message: str) -> errors.ApiError:
