@@ -558,6 +558,20 @@ CASES = [
         id="dns-none-without-config",
     ),
     pytest.param(
+        pod(dnsConfig={"searches": ["ok.example.", "_sip._tcp.example", ".", "Bad.example"]}),
+        [
+            inv(
+                "spec.dnsConfig.searches[3]",
+                '"Bad.example"',
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                "characters, '_', '-' or '.', and must start and end with an alphanumeric "
+                "character (e.g. 'example.com', regex used for validation is "
+                "'_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')",
+            )
+        ],
+        id="dns-searches",
+    ),
+    pytest.param(
         one(resources={"requests": {"cpus": "1"}}),
         [
             inv(

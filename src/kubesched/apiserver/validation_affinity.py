@@ -23,6 +23,7 @@ from kubesched.apiserver.validation_core import (
     label_selector,
     not_supported,
     qualified_name,
+    regex_error,
     required,
 )
 
@@ -35,6 +36,25 @@ _GROUPS_POLICIES = ("Merge", "Strict")
 _DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 _SYSCTL_FMT = "([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
 _SYSCTL_RE = re.compile(_SYSCTL_FMT)
+_UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_UNDERSCORE_SUBDOMAIN = _UNDERSCORE_LABEL + "(\\." + _UNDERSCORE_LABEL + ")*"
+_UNDERSCORE_RE = re.compile(_UNDERSCORE_SUBDOMAIN)
+_UNDERSCORE_MESSAGE = regex_error(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', "
+    "'-' or '.', and must start and end with an alphanumeric character",
+    _UNDERSCORE_SUBDOMAIN,
+    "example.com",
+)
+
+
+def _subdomain_with_underscore(value: str) -> tuple[str, ...]:
+    # IsDNS1123SubdomainWithUnderscore.
+    problems: tuple[str, ...] = ("must be no more than 253 characters",) if len(value) > 253 else ()
+    if _UNDERSCORE_RE.fullmatch(value) is None:
+        problems += (_UNDERSCORE_MESSAGE,)
+    return problems
+
+
 _IPC_SYSCTLS = ("kernel.shm", "kernel.msg", "kernel.sem", "fs.mqueue.")
 
 
@@ -388,6 +408,26 @@ def dns(spec: dict[str, Any], path: str) -> Errors:
         errs.append(
             invalid(f"{at}.nameservers", _go_list(servers), "must not have more than 3 nameservers")
         )
+    searches = [str(s) for s in as_list(as_dict(config).get("searches"))]
+    if len(searches) > 32:
+        errs.append(
+            invalid(f"{at}.searches", _go_list(searches), "must not have more than 32 search paths")
+        )
+    if len(" ".join(searches)) > 2048:
+        errs.append(
+            invalid(
+                f"{at}.searches",
+                _go_list(searches),
+                "must not have more than 2048 characters (including spaces) in the search list",
+            )
+        )
+    for i, search in enumerate(searches):
+        # RelaxedDNSSearchValidation (GA in 1.34): "." and underscores are allowed.
+        if search != ".":
+            name = search.removesuffix(".")
+            errs.extend(
+                invalid(f"{at}.searches[{i}]", name, p) for p in _subdomain_with_underscore(name)
+            )
     for i, option in enumerate(as_list(as_dict(config).get("options"))):
         if not as_dict(option).get("name"):
             errs.append(required(f"{at}.options[{i}]", "must not be empty"))
