@@ -7,6 +7,15 @@ notation; this module reads them into :class:`Field` records, builds one proto2
 and makes the message classes with the ``protobuf`` runtime. :func:`schema` does that
 once, on first use, and caches it.
 
+The notation: each entry is one message, its fields space-separated as
+``<flags><name>=<number>:<type>``. ``name`` is both the proto field name and the JSON key;
+``[]`` marks a repeated field, ``{}`` a map with string keys; a type with a dot names
+another package's message. Flags say how a scalar the wire carries becomes JSON, following
+the Go field behind it: ``?`` a pointer (kept whenever present, zero included), ``!`` a
+value without ``omitempty`` (always kept), none a value with ``omitempty`` (a zero is left
+out). ``@`` inlines a message's fields into its parent (``json:",inline"``, as Volume's
+VolumeSource).
+
 Besides the tables, a few messages are built in because the JSON they become is not the
 JSON of their fields: ``metav1.Time`` / ``MicroTime`` (RFC 3339 strings), ``FieldsV1``
 (raw JSON), ``resource.Quantity`` (a string), ``intstr.IntOrString`` (an int or a string),

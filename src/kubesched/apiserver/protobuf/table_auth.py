@@ -4,7 +4,7 @@
 Field numbers are wire facts of release-1.34's ``generated.proto`` files; every field
 here is ``omitempty`` in Go. Only what a request carries is listed: the reviews' status
 is the server's answer, never read from a body (a status field on the wire is skipped as
-an unknown field). Notation: :mod:`kubesched.apiserver.protobuf.table_groups`.
+an unknown field). Notation: :mod:`.schema`.
 """
 
 #: k8s.io.api.authorization.v1

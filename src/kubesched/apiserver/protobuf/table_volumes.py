@@ -4,14 +4,7 @@ core/v1 only Volume and StatefulSet's volumeClaimTemplates reach).
 Field numbers and types are wire facts of release-1.34's ``core/v1/generated.proto``;
 presence follows the Go struct tags of ``core/v1/types.go``.
 
-Each entry is one message: its fields, space-separated, as ``<flags><name>=<number>:<type>``
-(the notation :mod:`kubesched.apiserver.protobuf.schema` reads). ``name`` is both the proto
-field name and the JSON key; ``[]`` marks a repeated field, ``{}`` a map with string keys;
-a type with a dot names another package's message. Flags say how a scalar the wire carries
-becomes JSON, following the Go field behind it: ``?`` a pointer (kept whenever present,
-zero included), ``!`` a value without ``omitempty`` (always kept), none a value with
-``omitempty`` (a zero is left out). ``@`` inlines a message's fields into its parent
-(``json:",inline"``, as Volume's VolumeSource).
+Each entry is one message in the tables' notation (see :mod:`.schema`).
 """
 
 #: k8s.io.api.core.v1, continued
