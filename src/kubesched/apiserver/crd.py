@@ -21,8 +21,9 @@ request that writes the CRD:
   not waited for.
 
 Custom resources are pruned, defaulted and validated with their schema
-(:mod:`kubesched.apiserver.crdschema`) on every write (:func:`admit_custom`). The ``scale``
-subresource is not served.
+(:mod:`kubesched.apiserver.crdschema`) on every write (:func:`admit_custom`), and their
+replica counts checked where the CRD declares ``subresources.scale`` (served by
+:mod:`kubesched.apiserver.scale`).
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from kubesched.apiserver import crdschema, errors
+from kubesched.apiserver import crdschema, errors, unstructured
 from kubesched.apiserver.persist import SqliteStorage
 from kubesched.apiserver.resources import (
     BUILTIN,
     CUSTOMRESOURCEDEFINITIONS,
     CustomInfo,
     Resource,
+    ScalePaths,
 )
 from kubesched.apiserver.store import Store, copy_object, now_rfc3339
 from kubesched.apiserver.watch import Object
@@ -55,6 +57,7 @@ AGE_COLUMN: dict[str, Any] = {
     ),
     "jsonPath": ".metadata.creationTimestamp",
 }
+_INT32_MAX = 2**31 - 1
 _COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 _COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
 _DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -176,6 +179,42 @@ def _check_columns(columns: Any, path: str) -> Causes:
     return causes
 
 
+def _check_json_path(path: str, value: Any) -> Causes:
+    # validateSimpleJSONPath.
+    if not value:
+        return [_invalid(path, value or "", "must not be empty")]
+    if not isinstance(value, str) or not value.startswith("."):
+        return [_invalid(path, value, "must be a simple json path starting with .")]
+    return []
+
+
+def _check_scale(scale: Any, path: str) -> Causes:
+    """ValidateCustomResourceDefinitionSubresources: the scale subresource's paths."""
+    if scale is None:
+        return []
+    if not isinstance(scale, dict):
+        return [_invalid(f"{path}.scale", scale, "must be an object")]
+    causes: Causes = []
+    for key, under in (("specReplicasPath", (".spec.",)), ("statusReplicasPath", (".status.",))):
+        at, value = f"{path}.scale.{key}", scale.get(key)
+        if not value:
+            causes.append(_required(at))
+        elif problems := _check_json_path(at, value):
+            causes += problems
+        elif not value.startswith(under):
+            causes.append(_invalid(at, value, f"should be a json path under {under[0][:-1]}"))
+    selector = scale.get("labelSelectorPath")
+    if selector:
+        at = f"{path}.scale.labelSelectorPath"
+        if problems := _check_json_path(at, selector):
+            causes += problems
+        elif not selector.startswith((".spec.", ".status.")):
+            causes.append(
+                _invalid(at, selector, "should be a json path under either .spec or .status")
+            )
+    return causes
+
+
 def _check_spec(spec: dict[str, Any]) -> Causes:
     causes: Causes = []
     group = spec.get("group")
@@ -223,6 +262,9 @@ def _check_spec(spec: dict[str, Any]) -> Causes:
         status = _dict(version.get("subresources")).get("status")
         if status is not None and not isinstance(status, dict):
             causes.append(_invalid(f"{at}.subresources.status", status, "must be an object"))
+        causes += _check_scale(
+            _dict(version.get("subresources")).get("scale"), f"{at}.subresources"
+        )
         causes += _check_columns(
             version.get("additionalPrinterColumns"), f"{at}.additionalPrinterColumns"
         )
@@ -474,14 +516,30 @@ def _retry_group(store: Store, group: Any, skip: str = "") -> None:
 
 
 def _subresources(version: dict[str, Any]) -> tuple[str, ...]:
-    return ("status",) if isinstance(_dict(version.get("subresources")).get("status"), dict) else ()
+    declared = _dict(version.get("subresources"))
+    return tuple(sub for sub in ("status", "scale") if isinstance(declared.get(sub), dict))
+
+
+def _scale_paths(version: dict[str, Any]) -> ScalePaths | None:
+    scale = _dict(version.get("subresources")).get("scale")
+    if not isinstance(scale, dict):
+        return None
+    selector = scale.get("labelSelectorPath")
+    return ScalePaths(
+        str(scale.get("specReplicasPath") or ""),
+        str(scale.get("statusReplicasPath") or ""),
+        selector if isinstance(selector, str) else "",
+    )
 
 
 def _info(crd_name: str, version: dict[str, Any]) -> CustomInfo:
     schema = _dict(version.get("schema")).get("openAPIV3Schema")
     columns = tuple(_dict(c) for c in _list(version.get("additionalPrinterColumns")))
     return CustomInfo(
-        crd_name, schema if isinstance(schema, dict) else None, columns or (AGE_COLUMN,)
+        crd_name,
+        schema if isinstance(schema, dict) else None,
+        columns or (AGE_COLUMN,),
+        _scale_paths(version),
     )
 
 
@@ -596,9 +654,30 @@ def admit_custom(res: Resource, obj: Object, creating: bool) -> None:
     crdschema.prune(obj, info.schema)
     crdschema.apply_defaults(obj, info.schema)
     causes = crdschema.validate(obj, info.schema)
+    if info.scale is not None:
+        causes += _check_scale_values(obj, info.scale)
     if causes:
         name = str(_dict(obj.get("metadata")).get("name") or "")
         raise errors.invalid(res.kind, name, causes, res.group)
+
+
+def _check_scale_values(obj: Object, paths: ScalePaths) -> Causes:
+    """ValidateScaleSpec and ValidateScaleStatus: the replica counts, where set, are
+    integers from 0 to the int32 maximum; the label selector, where set, a string."""
+    causes: Causes = []
+    for path in (paths.spec_replicas, paths.status_replicas):
+        value, _, problem = unstructured.nested(obj, path, "int64")
+        if problem:
+            causes.append(_invalid(path, 0, problem))
+        elif value is not None and value < 0:
+            causes.append(_invalid(path, value, "should be a non-negative integer"))
+        elif value is not None and value > _INT32_MAX:
+            causes.append(_invalid(path, value, f"should be less than or equal to {_INT32_MAX}"))
+    if paths.label_selector:
+        _, _, problem = unstructured.nested(obj, paths.label_selector, "string")
+        if problem:
+            causes.append(_invalid(paths.label_selector, "", problem))
+    return causes
 
 
 class VersionView:

@@ -90,6 +90,32 @@ def group(resources: tuple[Resource, ...], name: str) -> dict[str, Any] | None:
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, versions)}
 
 
+#: What each subresource is in discovery: (kind, group, version, verbs); None for the
+#: kind, group or version means the parent resource's. ``group`` and ``version`` are
+#: only listed when the subresource serves another group's kind, as upstream's
+#: ``GroupVersionKindProvider`` storages (the scale subresource's autoscaling/v1 Scale).
+_SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ...]]] = {
+    "status": (None, None, None, ("get", "patch", "update")),
+    "binding": ("Binding", None, None, ("create",)),
+    # As kube-apiserver lists it; `kubectl drain` looks for exactly this.
+    "eviction": ("Eviction", "policy", "v1", ("create",)),
+    "scale": ("Scale", "autoscaling", "v1", ("get", "patch", "update")),
+}
+
+
+def _subresource_entry(r: Resource, sub: str) -> dict[str, Any]:
+    kind, group_name, version, verbs = _SUBRESOURCES.get(sub, (None, None, None, ("get",)))
+    entry: dict[str, Any] = {
+        "name": f"{r.plural}/{sub}",
+        "singularName": "",
+        "namespaced": r.namespaced,
+    }
+    if group_name is not None and version is not None:
+        entry.update(group=group_name, version=version)
+    entry.update(kind=kind or r.kind, verbs=list(verbs))
+    return entry
+
+
 def resource_list(
     resources: tuple[Resource, ...], group_name: str, version: str
 ) -> dict[str, Any] | None:
@@ -111,20 +137,7 @@ def resource_list(
         if r.categories:
             entry["categories"] = list(r.categories)
         entries.append(entry)
-        for sub in r.subresources:
-            entry = {
-                "name": f"{r.plural}/{sub}",
-                "singularName": "",
-                "namespaced": r.namespaced,
-                "kind": r.kind,
-                "verbs": ["get", "patch", "update"],
-            }
-            if sub == "binding":
-                entry.update(kind="Binding", verbs=["create"])
-            elif sub == "eviction":
-                # As kube-apiserver lists it; `kubectl drain` looks for exactly this.
-                entry.update(kind="Eviction", group="policy", version="v1", verbs=["create"])
-            entries.append(entry)
+        entries.extend(_subresource_entry(r, sub) for sub in r.subresources)
     group_version = f"{group_name}/{version}" if group_name else version
     return {
         "kind": "APIResourceList",

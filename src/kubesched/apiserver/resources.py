@@ -18,6 +18,16 @@ from typing import Any
 _META_FIELDS = ("metadata.name", "metadata.namespace")
 
 
+@dataclass(frozen=True)
+class ScalePaths:
+    """A CRD version's ``subresources.scale``: where a custom resource keeps its replicas."""
+
+    spec_replicas: str
+    status_replicas: str
+    #: Empty when the CRD names no ``labelSelectorPath``.
+    label_selector: str = ""
+
+
 @dataclass(frozen=True, eq=False)
 class CustomInfo:
     """What a custom resource's version serves, from its CustomResourceDefinition."""
@@ -28,6 +38,8 @@ class CustomInfo:
     schema: dict[str, Any] | None
     #: The version's ``additionalPrinterColumns`` (with upstream's default, Age, if empty).
     columns: tuple[dict[str, Any], ...] = ()
+    #: The version's scale subresource, if it declares one.
+    scale: ScalePaths | None = None
 
 
 @dataclass(frozen=True)
@@ -41,7 +53,7 @@ class Resource:
     namespaced: bool
     singular: str = ""
     short_names: tuple[str, ...] = ()
-    #: Subresources served (``status``, ``binding``).
+    #: Subresources served (``status``, ``binding``, ``scale``).
     subresources: tuple[str, ...] = ()
     #: Field selector labels accepted besides metadata.name/namespace.
     fields: tuple[str, ...] = ()
@@ -199,7 +211,7 @@ REPLICATIONCONTROLLERS = Resource(
     True,
     "replicationcontroller",
     ("rc",),
-    ("status",),
+    ("status", "scale"),
     fields=("status.replicas",),
     categories=("all",),
 )
@@ -224,7 +236,7 @@ REPLICASETS = Resource(
     True,
     "replicaset",
     ("rs",),
-    ("status",),
+    ("status", "scale"),
     fields=("status.replicas",),
     categories=("all",),
 )
@@ -236,7 +248,7 @@ STATEFULSETS = Resource(
     True,
     "statefulset",
     ("sts",),
-    ("status",),
+    ("status", "scale"),
     categories=("all",),
 )
 #: events.k8s.io/v1 events: the core/v1 events under upstream's other field names.

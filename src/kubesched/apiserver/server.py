@@ -31,6 +31,7 @@ from kubesched.apiserver import (
     access,
     crd,
     discovery,
+    discovery_aggregated,
     errors,
     eventsv1,
     eviction,
@@ -40,6 +41,7 @@ from kubesched.apiserver import (
     openapi,
     protobuf,
     rest,
+    scale,
     tables,
 )
 from kubesched.apiserver.auth import ANONYMOUS_USER, USER_KEY, token_middleware
@@ -219,6 +221,10 @@ async def handle(request: web.Request) -> web.StreamResponse:
         if isinstance(target, dict):
             if request.method != "GET":
                 raise errors.method_not_supported("", request.method.lower())
+            if parts in (["api"], ["apis"]) and discovery_aggregated.wants_aggregated(
+                request.headers.get("Accept", "")
+            ):
+                return _aggregated(request, store, parts == ["api"])
             if parts == ["api"]:
                 target = discovery.core_versions(request.host)
             return _reply(200, target)
@@ -256,6 +262,16 @@ def _field_check(request: web.Request, options_kind: str) -> fieldvalidation.Fie
     return check
 
 
+def _aggregated(request: web.Request, store: Store, core: bool) -> web.Response:
+    # Upstream's ServeHTTPWithETag: the ETag on every answer, 304 when the client has it.
+    body, etag = discovery_aggregated.encode(discovery_aggregated.document(store.resources, core))
+    headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
+    if request.headers.get("If-None-Match") == etag:
+        return web.Response(status=304, headers=headers)
+    headers["Content-Type"] = discovery_aggregated.CONTENT_TYPE
+    return web.Response(status=200, body=body, headers=headers)
+
+
 def _conversion(view: Resource) -> Any:
     """How a view's objects convert to and from the stored ones: a custom resource's
     other versions (:class:`crd.VersionView`), or events.k8s.io/v1 (:mod:`eventsv1`)."""
@@ -263,6 +279,8 @@ def _conversion(view: Resource) -> Any:
 
 
 async def _dispatch(request: web.Request, store: Store, t: Target) -> web.StreamResponse:
+    if t.subresource == "scale" and not t.watch_path:
+        return await _scale(request, store, t)
     view = t.resource if t.resource.view_of is not None else None
     if view is None:
         return await _serve(request, store, t, None)
@@ -271,6 +289,22 @@ async def _dispatch(request: web.Request, store: Store, t: Target) -> web.Stream
         return await _serve(request, store, stored, view)
     except errors.ApiError as err:
         raise _conversion(view).convert_error(err) from None
+
+
+async def _scale(request: web.Request, store: Store, t: Target) -> web.StreamResponse:
+    # An autoscaling/v1 Scale whatever the parent's version: no conversion of views.
+    method, res, ns = request.method, t.resource, t.namespace
+    if method == "GET":
+        return _reply(*scale.get(store, res, ns, t.name))
+    if method == "PUT":
+        return _reply(*scale.update(store, res, ns, t.name, await _json_body(request)))
+    if method == "PATCH":
+        content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
+        if content_type not in errors.PATCH_MEDIA_TYPES:
+            raise errors.unsupported_media_type()
+        body = await _json_body(request)
+        return _reply(*scale.patch(store, res, ns, t.name, body, content_type))
+    raise errors.method_not_supported(f"{res.plural}/scale", method.lower(), res.group)
 
 
 async def _body(request: web.Request, res: Resource, view: Resource | None, options: str) -> Any:
