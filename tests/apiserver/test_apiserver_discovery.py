@@ -70,7 +70,7 @@ def test_kubectls_accept_header_gets_the_aggregated_apis_document(apiserver):
         "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
         "verbs": ["get", "patch", "update"],
     }
-    versions = [item for item in doc["items"] if item["metadata"]["name"] == "apps"][0]
+    versions = next(item for item in doc["items"] if item["metadata"]["name"] == "apps")
     assert versions["versions"][0]["freshness"] == "Current"
     policy = _resources(doc, "policy")["v1"]["poddisruptionbudgets"]
     assert policy["scope"] == "Namespaced"
@@ -128,8 +128,8 @@ def test_anything_else_gets_the_legacy_documents(apiserver, accept):
     [
         # q orders the clauses before their order in the header does.
         f"application/json;q=0.9,{AGGREGATED}",
-        f"application/*;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.5",
-        f"*/*;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        "application/*;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.5",
+        "*/*;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
         # Media types this server does not produce are passed over.
         f"application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
         f"{AGGREGATED},application/json",

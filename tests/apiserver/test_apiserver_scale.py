@@ -38,8 +38,14 @@ def kubectl(apiserver, tmp_path_factory):
 
     def run(*args, stdin=None):
         result = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(apiserver.kubeconfig_path), "--cache-dir", str(cache)]
-            + list(args),
+            [
+                KUBECTL,
+                "--kubeconfig",
+                str(apiserver.kubeconfig_path),
+                "--cache-dir",
+                str(cache),
+                *list(args),
+            ],
             input=stdin,
             capture_output=True,
             text=True,
@@ -333,7 +339,7 @@ def test_custom_resource_scale(api, apiserver, kubectl):
 
     # Served in both discovery documents, and gone with the CRD.
     listing = _raw(apiserver, "GET", f"/apis/{GROUP}/v1")[1]
-    entry = [r for r in listing["resources"] if r["name"] == "scaledtabs/scale"][0]
+    entry = next(r for r in listing["resources"] if r["name"] == "scaledtabs/scale")
     assert (entry["group"], entry["version"], entry["kind"]) == ("autoscaling", "v1", "Scale")
     ext.delete_custom_resource_definition(f"scaledtabs.{GROUP}")
     assert _raw(apiserver, "GET", path)[0] == 404
