@@ -267,6 +267,38 @@ def test_binding_and_delete_options_by_their_upstream_numbers():
     }
 
 
+def test_lease_and_scheduler_event_by_their_upstream_numbers():
+    micro = field(1, 0, 1700000000) + field(2, 0, 5000)
+    spec = field(1, 2, b"me") + field(2, 0, 15) + field(4, 2, micro) + field(5, 0, 0)
+    raw = field(1, 2, field(1, 2, b"kube-scheduler")) + field(2, 2, spec)
+    body = decode_body(envelope("coordination.k8s.io/v1", "Lease", raw), "", "Lease")
+    assert body["spec"] == {
+        "holderIdentity": "me",
+        "leaseDurationSeconds": 15,
+        "renewTime": "2023-11-14T22:13:20.000005Z",
+        "leaseTransitions": 0,
+    }
+    raw = (
+        field(2, 2, micro)  # eventTime
+        + field(4, 2, b"default-scheduler")  # reportingController
+        + field(7, 2, b"Scheduled")  # reason
+        + field(8, 2, field(1, 2, b"Pod") + field(3, 2, b"p"))  # regarding
+        + field(10, 2, b"assigned")  # note
+        + field(11, 2, b"Normal")  # type
+    )
+    body = decode_body(envelope("events.k8s.io/v1", "Event", raw), "", "Event")
+    assert body == {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "eventTime": "2023-11-14T22:13:20.000005Z",
+        "reportingController": "default-scheduler",
+        "reason": "Scheduled",
+        "regarding": {"kind": "Pod", "name": "p"},
+        "note": "assigned",
+        "type": "Normal",
+    }
+
+
 def test_a_missing_type_meta_takes_the_endpoint_s_kind():
     raw = field(1, 2, field(1, 2, b"ns1"))
     unknown = S.classes["runtime.Unknown"](raw=raw)
