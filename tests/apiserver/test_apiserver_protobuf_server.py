@@ -252,3 +252,27 @@ def test_bad_bodies_store_nothing(apiserver):
     assert [i["metadata"]["name"] for i in after["items"]] == [
         i["metadata"]["name"] for i in before["items"]
     ]
+
+
+def test_scale_subresource_takes_a_protobuf_scale(apiserver):
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "pb-rs"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "pb-rs"}},
+            "template": {
+                "metadata": {"labels": {"app": "pb-rs"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    assert post_json(apiserver, "/apis/apps/v1/namespaces/default/replicasets", rs)[0] == 201
+    scale = S.classes["autoscaling.Scale"]()
+    scale.metadata.name, scale.metadata.namespace = "pb-rs", "default"
+    scale.spec.replicas = 3
+    path = "/apis/apps/v1/namespaces/default/replicasets/pb-rs"
+    code, body = call(apiserver, "PUT", path + "/scale", encode("autoscaling/v1", "Scale", scale))
+    assert (code, body["spec"]) == (200, {"replicas": 3})
+    assert call(apiserver, "GET", path)[1]["spec"]["replicas"] == 3

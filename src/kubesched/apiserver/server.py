@@ -297,7 +297,8 @@ async def _scale(request: web.Request, store: Store, t: Target) -> web.StreamRes
     if method == "GET":
         return _reply(*scale.get(store, res, ns, t.name))
     if method == "PUT":
-        return _reply(*scale.update(store, res, ns, t.name, await _json_body(request)))
+        body = await _json_body(request, ("autoscaling/v1", "Scale"))
+        return _reply(*scale.update(store, res, ns, t.name, body))
     if method == "PATCH":
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
         if content_type not in errors.PATCH_MEDIA_TYPES:

@@ -36,6 +36,7 @@ from kubesched.apiserver.protobuf.table_auth import AUTHENTICATION, AUTHORIZATIO
 from kubesched.apiserver.protobuf.table_core import CORE
 from kubesched.apiserver.protobuf.table_groups import (
     APPS,
+    AUTOSCALING,
     COORDINATION,
     EVENTS,
     POLICY,
@@ -56,6 +57,7 @@ PACKAGES: dict[str, str] = {
     "coordination": "k8s.io.api.coordination.v1",
     "events": "k8s.io.api.events.v1",
     "apps": "k8s.io.api.apps.v1",
+    "autoscaling": "k8s.io.api.autoscaling.v1",
     "authorization": "k8s.io.api.authorization.v1",
     "authentication": "k8s.io.api.authentication.v1",
 }
@@ -92,6 +94,7 @@ _TABLES: dict[str, tuple[Mapping[str, str], ...]] = {
     "coordination": (COORDINATION,),
     "events": (EVENTS,),
     "apps": (APPS,),
+    "autoscaling": (AUTOSCALING,),
     "authorization": (AUTHORIZATION,),
     "authentication": (AUTHENTICATION,),
 }
@@ -113,6 +116,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("events.k8s.io/v1", "Event"): "events.Event",
     ("apps/v1", "ReplicaSet"): "apps.ReplicaSet",
     ("apps/v1", "StatefulSet"): "apps.StatefulSet",
+    ("autoscaling/v1", "Scale"): "autoscaling.Scale",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.SelfSubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "authentication.SelfSubjectReview",

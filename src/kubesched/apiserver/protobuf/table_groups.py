@@ -1,6 +1,6 @@
 """The protobuf table of the API groups besides core the server stores: policy/v1,
-scheduling.k8s.io/v1, coordination.k8s.io/v1, events.k8s.io/v1 and apps/v1 (ReplicaSet,
-StatefulSet).
+scheduling.k8s.io/v1, coordination.k8s.io/v1, events.k8s.io/v1, apps/v1 (ReplicaSet,
+StatefulSet) and autoscaling/v1 (Scale, the scale subresource's body).
 
 Field numbers and types are wire facts of release-1.34's ``generated.proto`` files;
 presence follows the Go struct tags of each ``types.go``.
@@ -94,4 +94,11 @@ APPS: dict[str, str] = {
         "!type=1:string !status=2:string lastTransitionTime=3:Time reason=4:string message=5:string"
     ),
     "RollingUpdateStatefulSetStrategy": "?partition=1:int32 maxUnavailable=2:IntOrString",
+}
+
+#: k8s.io.api.autoscaling.v1
+AUTOSCALING: dict[str, str] = {
+    "Scale": "metadata=1:meta.ObjectMeta spec=2:ScaleSpec status=3:ScaleStatus",
+    "ScaleSpec": "replicas=1:int32",
+    "ScaleStatus": "!replicas=1:int32 selector=2:string",
 }
