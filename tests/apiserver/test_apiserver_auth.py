@@ -277,6 +277,8 @@ def test_cli_reads_the_token_from_a_file_and_keeps_it_out_of_its_output(tmp_path
         out, _ = proc.communicate(timeout=10)
     assert proc.returncode == 0
     assert "from-a-file" not in out  # a secret is not printed
+    # kubectl would send the token only over TLS: the server says so.
+    assert "add --tls to use kubectl with --token" in out
 
 
 def test_a_bare_token_flag_makes_a_random_token():

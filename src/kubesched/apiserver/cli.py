@@ -196,6 +196,13 @@ async def _serve_store(
     write_kubeconfig(kubeconfig, url, token or None, ca_data)
     print(f"kubesched apiserver listening on {url}", flush=True)
     print(f"kubeconfig written to {kubeconfig}: kubectl --kubeconfig {kubeconfig} get nodes")
+    if token and served is None:
+        # client-go's clientcmd sets a kubeconfig's token only for TLS connections.
+        print(
+            "note: kubectl sends no bearer token to a plain-HTTP server (its requests are "
+            "anonymous and get 403): add --tls to use kubectl with --token",
+            flush=True,
+        )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
