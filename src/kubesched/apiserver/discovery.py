@@ -14,8 +14,10 @@ from typing import Any
 
 from kubesched.apiserver.resources import Resource
 
-#: The Kubernetes minor version whose API this server follows.
-KUBERNETES_MINOR = "32"
+#: The Kubernetes minor version whose API this server follows (release-1.34).
+KUBERNETES_MINOR = "34"
+#: The version ``/version``, OpenAPI and the simulated kubelets report.
+KUBERNETES_VERSION = f"v1.{KUBERNETES_MINOR}.0-kubesched"
 
 
 def version_info() -> dict[str, str]:
@@ -23,7 +25,7 @@ def version_info() -> dict[str, str]:
     return {
         "major": "1",
         "minor": KUBERNETES_MINOR,
-        "gitVersion": f"v1.{KUBERNETES_MINOR}.0-kubesched",
+        "gitVersion": KUBERNETES_VERSION,
         "gitCommit": "",
         "gitTreeState": "clean",
         "buildDate": "1970-01-01T00:00:00Z",

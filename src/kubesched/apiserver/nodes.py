@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from kubesched.apiserver import errors, rest
+from kubesched.apiserver.discovery import KUBERNETES_VERSION
 from kubesched.apiserver.resources import NODES
 from kubesched.apiserver.store import Store, copy_object, now_rfc3339
 from kubesched.apiserver.watch import Object
@@ -44,7 +45,7 @@ _NODE_NET = ipaddress.IPv4Address("10.0.0.1")
 _POD_NET = ipaddress.IPv4Address("10.128.0.0")
 #: Enough /24s in 10.128.0.0/9 for this many nodes.
 MAX_NODES = 32768
-KUBELET_VERSION = "v1.31.0-kubesched"
+KUBELET_VERSION = KUBERNETES_VERSION
 
 
 class NodeTemplateError(ValueError):

@@ -20,6 +20,7 @@ import json
 from typing import Any
 
 from kubesched.apiserver import schemas
+from kubesched.apiserver.discovery import KUBERNETES_VERSION
 from kubesched.apiserver.resources import Resource
 
 
@@ -81,7 +82,7 @@ def group_version(
         }
     return {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0-kubesched"},
+        "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
         "paths": paths,
         "components": {"schemas": _schemas(served)},
     }
