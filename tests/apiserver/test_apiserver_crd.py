@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 from apiserver_builders import call
@@ -463,6 +464,14 @@ def test_discovery_follows_crds_and_deletion_cascades(apiserver, ext, objects):
 
     watcher = threading.Thread(target=follow)
     watcher.start()
+    # Delete only once the watch is open: a watch that arrives after its resource is
+    # gone gets a 404, not the DELETED events this test is about.
+    served = apiserver.store.resource("h.example.com", "v1", "crontabs")
+    assert served is not None
+    deadline = time.monotonic() + 10
+    while apiserver.store.watcher_count(served.storage) == 0:
+        assert time.monotonic() < deadline, "the watch did not open"
+        time.sleep(0.01)
     ext.delete_custom_resource_definition("crontabs.h.example.com")
     watcher.join(10)
     assert not watcher.is_alive()  # the watch ended with its resource
