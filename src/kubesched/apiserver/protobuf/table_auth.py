@@ -2,7 +2,7 @@
 ``kubectl auth whoami``): authorization.k8s.io/v1 and authentication.k8s.io/v1.
 
 Field numbers are wire facts of release-1.34's ``generated.proto`` files; every field
-here is ``omitempty`` in Go. Only what a request carries is listed: the reviews' status
+here is ``omitempty`` in Go but FieldSelectorRequirement's key and operator. Only what a request carries is listed: the reviews' status
 is the server's answer, never read from a body (a status field on the wire is skipped as
 an unknown field). Notation: :mod:`.schema`.
 """
@@ -20,7 +20,7 @@ AUTHORIZATION: dict[str, str] = {
     ),
     "NonResourceAttributes": "path=1:string verb=2:string",
     "FieldSelectorAttributes": ("rawSelector=1:string requirements=2:[]FieldSelectorRequirement"),
-    "FieldSelectorRequirement": "key=1:string operator=2:string values=3:[]string",
+    "FieldSelectorRequirement": "!key=1:string !operator=2:string values=3:[]string",
     "LabelSelectorAttributes": (
         "rawSelector=1:string requirements=2:[]meta.LabelSelectorRequirement"
     ),
