@@ -2,9 +2,10 @@
 ``kubectl auth whoami``): authorization.k8s.io/v1 and authentication.k8s.io/v1.
 
 Field numbers are wire facts of release-1.34's ``generated.proto`` files; every field
-here is ``omitempty`` in Go but FieldSelectorRequirement's key and operator. Only what a request carries is listed: the reviews' status
-is the server's answer, never read from a body (a status field on the wire is skipped as
-an unknown field). Notation: :mod:`.schema`.
+here is ``omitempty`` in Go but FieldSelectorRequirement's key and operator. Only what a
+request carries is listed: the reviews' status is the server's answer, never read from a
+body (a status field on the wire is skipped as an unknown field). Notation:
+:mod:`.schema`.
 """
 
 #: k8s.io.api.authorization.v1
