@@ -78,6 +78,41 @@ def test_kubectls_accept_header_gets_the_aggregated_apis_document(apiserver):
     assert crds["scope"] == "Cluster" and crds["categories"] == ["api-extensions"]
 
 
+def test_groups_are_in_the_aggregators_priority_order(apiserver):
+    definition = crd(plural="sprockets", kind="Sprocket", group="aaa.example.io", short_names=())
+    created = urllib.request.Request(
+        f"{apiserver.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        data=json.dumps(definition).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(created, timeout=10) as response:
+        assert response.status == 201
+    aggregated = json.loads(_get(f"{apiserver.url}/apis", AGGREGATED)[2])
+    legacy = json.loads(_get(f"{apiserver.url}/apis")[2])
+    want = [
+        "apps",
+        "events.k8s.io",
+        "policy",
+        "apiextensions.k8s.io",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "aaa.example.io",  # a CRD's group: priority 1000, after every built-in
+    ]
+    aggregated_names = [item["metadata"]["name"] for item in aggregated["items"]]
+    legacy_names = [group["name"] for group in legacy["groups"]]
+    assert aggregated_names == legacy_names
+    assert [name for name in legacy_names if name in want] == want
+    assert legacy_names[-1] == "aaa.example.io"
+    gone = urllib.request.Request(
+        f"{apiserver.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+        "sprockets.aaa.example.io",
+        method="DELETE",
+    )
+    with urllib.request.urlopen(gone, timeout=10) as response:
+        assert response.status == 200
+
+
 def test_the_core_group_is_served_at_api(apiserver):
     status, headers, raw = _get(f"{apiserver.url}/api", AGGREGATED)
     assert status == 200 and headers["Content-Type"] == AGGREGATED

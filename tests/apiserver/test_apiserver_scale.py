@@ -90,6 +90,10 @@ def test_kubectl_scales_a_replication_controller(api, kubectl):
     # --current-replicas is a precondition kubectl checks against the Scale it reads.
     kubectl("scale", "rc/web-rc", "--current-replicas=3", "--replicas=0")
     assert core.read_namespaced_replication_controller("web-rc", "default").spec.replicas == 0
+    # kube-apiserver's Scale printer, for kubectl get --subresource=scale.
+    printed = kubectl("get", "rc", "web-rc", "--subresource=scale").splitlines()
+    assert printed[0].split() == ["NAME", "DESIRED", "AVAILABLE", "AGE"]
+    assert printed[1].split()[:3] == ["web-rc", "0", "0"]
 
 
 def test_replica_set_scale_with_the_apps_client(api):

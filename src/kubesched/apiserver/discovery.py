@@ -3,8 +3,10 @@
 This is the legacy (unaggregated) discovery that every client falls back to: kubectl and
 the ``kubernetes`` client find resources, scopes, kinds, verbs and short names here. It is
 computed from the store's resources on every request, so custom resources appear and go
-with their CRDs. A group's versions are in upstream's priority order (GA, beta, alpha,
-newest first: ``version.CompareKubeAwareVersionStrings``); the first is preferred.
+with their CRDs. Groups are in the aggregator's order (``GroupPriorityMinimum``, then
+name: clients resolve an ambiguous short name to the first group), a group's versions in
+upstream's priority order (GA, beta, alpha, newest first:
+``version.CompareKubeAwareVersionStrings``); the first is preferred.
 """
 
 from __future__ import annotations
@@ -66,13 +68,44 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
     return (stage, -major, -minor, "")
 
 
+#: kube-apiserver's ``GroupPriorityMinimum`` of its built-in groups (the APIServices the
+#: aggregator registers for them); a CRD's group gets 1000.
+GROUP_PRIORITIES = {
+    "apps": 17800,
+    "events.k8s.io": 17750,
+    "authentication.k8s.io": 17700,
+    "authorization.k8s.io": 17600,
+    "autoscaling": 17500,
+    "batch": 17400,
+    "certificates.k8s.io": 17300,
+    "networking.k8s.io": 17200,
+    "policy": 17100,
+    "rbac.authorization.k8s.io": 17000,
+    "storage.k8s.io": 16800,
+    "admissionregistration.k8s.io": 16700,
+    "apiextensions.k8s.io": 16700,
+    "scheduling.k8s.io": 16600,
+    "coordination.k8s.io": 16500,
+    "node.k8s.io": 16300,
+    "discovery.k8s.io": 16200,
+    "resource.k8s.io": 16200,
+}
+CRD_GROUP_PRIORITY = 1000
+
+
 def groups(resources: tuple[Resource, ...]) -> dict[str, list[str]]:
-    """Named groups (not core) in first-seen order, and their served versions by priority."""
+    """Named groups (not core) and their served versions, in priority order.
+
+    Groups go as the aggregator lists them: higher ``GroupPriorityMinimum`` first, then
+    by name; versions by kube-aware priority (upstream orders a built-in group's versions
+    by their ``VersionPriority``, which agrees for the versions served here).
+    """
     found: dict[str, list[str]] = {}
     for r in resources:
         if r.group and r.served and r.version not in found.setdefault(r.group, []):
             found[r.group].append(r.version)
-    return {g: sorted(vs, key=version_priority) for g, vs in found.items() if vs}
+    ordered = sorted(found, key=lambda g: (-GROUP_PRIORITIES.get(g, CRD_GROUP_PRIORITY), g))
+    return {g: sorted(found[g], key=version_priority) for g in ordered if found[g]}
 
 
 def group_list(resources: tuple[Resource, ...]) -> dict[str, Any]:

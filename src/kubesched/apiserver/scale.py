@@ -12,11 +12,13 @@ LabelSelector, or the string at a CRD's ``labelSelectorPath``). A PUT or PATCH c
 only the parent's replica count, through the parent's own update: its validation runs,
 ``generation`` moves with the spec, and a ``metadata.resourceVersion`` in the Scale is a
 precondition (409 Conflict when stale). A patch applies to the Scale, not to the parent.
+A GET asked as a Table gets kube-apiserver's Scale printer (Name, Desired, Available, Age).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.apiserver import crd, errors
@@ -24,6 +26,7 @@ from kubesched.apiserver.crdschema import go_value
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.store import Store
+from kubesched.apiserver.table_cells import AGE_DOC, NAME_DOC, TABLE_API_VERSION, age, col
 from kubesched.apiserver.unstructured import go_type, nested, split_path
 from kubesched.apiserver.validation import validate_update
 from kubesched.apiserver.watch import Object
@@ -32,6 +35,21 @@ Reply = tuple[int, Any]
 
 API_VERSION = "autoscaling/v1"
 KIND = "Scale"
+#: kube-apiserver's printer for a Scale (``kubectl get <resource> --subresource=scale``).
+COLUMNS = [
+    col("Name", NAME_DOC),
+    col(
+        "Desired",
+        "replicas is the desired number of instances for the scaled object.",
+        kind="integer",
+    ),
+    col(
+        "Available",
+        "replicas is the actual number of observed instances of the scaled object.",
+        kind="integer",
+    ),
+    col("Age", AGE_DOC),
+]
 #: What the built-in resources' Scale reads: the replica paths and how the selector is
 #: kept (a map for ReplicationControllers, a LabelSelector for the apps resources).
 _BUILTIN: dict[tuple[str, str], tuple[str, str]] = {
@@ -260,3 +278,39 @@ def patch(
     return _write(
         store, res, namespace, name, lambda old: apply_patch(old, body, content_type, KIND)
     )
+
+
+def table(
+    scale: dict[str, Any], include_object: str, now: datetime | None = None
+) -> dict[str, Any]:
+    """A Scale as a meta.k8s.io/v1 Table (upstream's ``printScale``): Name, Desired,
+    Available, Age; the row carries the Scale as ``includeObject`` asks."""
+    include = include_object or "Metadata"
+    if include not in ("None", "Metadata", "Object"):
+        raise errors.bad_request(
+            f'includeObject: Unsupported value: "{include_object}": supported values: '
+            '"Metadata", "None", "Object"'
+        )
+    meta = scale["metadata"]
+    cells = [
+        meta.get("name", ""),
+        scale["spec"].get("replicas", 0),
+        scale["status"].get("replicas", 0),
+        age(meta.get("creationTimestamp"), now or datetime.now(UTC)),
+    ]
+    row: dict[str, Any] = {"cells": cells}
+    if include == "Object":
+        row["object"] = scale
+    elif include == "Metadata":
+        row["object"] = {
+            "kind": "PartialObjectMetadata",
+            "apiVersion": TABLE_API_VERSION,
+            "metadata": meta,
+        }
+    return {
+        "kind": "Table",
+        "apiVersion": TABLE_API_VERSION,
+        "metadata": {"resourceVersion": meta.get("resourceVersion", "")},
+        "columnDefinitions": COLUMNS,
+        "rows": [row],
+    }

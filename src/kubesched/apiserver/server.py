@@ -295,7 +295,10 @@ async def _scale(request: web.Request, store: Store, t: Target) -> web.StreamRes
     # An autoscaling/v1 Scale whatever the parent's version: no conversion of views.
     method, res, ns = request.method, t.resource, t.namespace
     if method == "GET":
-        return _reply(*scale.get(store, res, ns, t.name))
+        status, body = scale.get(store, res, ns, t.name)
+        if tables.wants_table(request.headers.get("Accept", "")):
+            body = scale.table(body, request.query.get("includeObject", ""))
+        return _reply(status, body)
     if method == "PUT":
         body = await _json_body(request, ("autoscaling/v1", "Scale"))
         return _reply(*scale.update(store, res, ns, t.name, body))
