@@ -256,6 +256,10 @@ def test_scale_errors(api, apiserver):
     assert (status, body["reason"]) == (405, "MethodNotAllowed")
     status, body = _raw(apiserver, "GET", "/api/v1/namespaces/default/pods/x/scale")
     assert status == 404
+    status, body = _raw(
+        apiserver, "GET", "/apis/apps/v1/watch/namespaces/default/replicasets/err-rs/scale"
+    )
+    assert (status, body["reason"]) == (404, "NotFound")
     assert client.AppsV1Api(api).read_namespaced_replica_set("err-rs", "default").spec.replicas == 1
 
 

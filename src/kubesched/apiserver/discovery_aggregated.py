@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from kubesched.apiserver import discovery
@@ -160,3 +161,11 @@ def encode(doc: dict[str, Any]) -> tuple[bytes, str]:
     """The body and its ETag (a SHA-512 of the body, hex, quoted as the header wants it)."""
     body = json.dumps(doc, separators=(",", ":")).encode()
     return body, '"' + hashlib.sha512(body).hexdigest().upper() + '"'
+
+
+@lru_cache(maxsize=16)
+def cached(resources: tuple[Resource, ...], core: bool) -> tuple[bytes, str]:
+    """:func:`encode` of :func:`document`, kept while the served resources stay the same
+    (as upstream keeps its document until a group version is added or removed); a CRD
+    that changes what discovery shows changes the resources."""
+    return encode(document(resources, core))

@@ -264,7 +264,7 @@ def _field_check(request: web.Request, options_kind: str) -> fieldvalidation.Fie
 
 def _aggregated(request: web.Request, store: Store, core: bool) -> web.Response:
     # Upstream's ServeHTTPWithETag: the ETag on every answer, 304 when the client has it.
-    body, etag = discovery_aggregated.encode(discovery_aggregated.document(store.resources, core))
+    body, etag = discovery_aggregated.cached(store.resources, core)
     headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
     if request.headers.get("If-None-Match") == etag:
         return web.Response(status=304, headers=headers)
@@ -279,7 +279,9 @@ def _conversion(view: Resource) -> Any:
 
 
 async def _dispatch(request: web.Request, store: Store, t: Target) -> web.StreamResponse:
-    if t.subresource == "scale" and not t.watch_path:
+    if t.subresource == "scale":
+        if t.watch_path:  # a Scale cannot be watched: kube-apiserver has no such route
+            raise errors.not_found_path()
         return await _scale(request, store, t)
     view = t.resource if t.resource.view_of is not None else None
     if view is None:
