@@ -56,19 +56,19 @@ def _pod(name, **extra):
 
 
 def test_strict_refuses_unknown_and_duplicate_fields_and_stores_nothing(apiserver):
-    # Duplicates are only expressible in raw JSON: two "app" labels.
+    # Duplicates are only expressible in raw JSON. Problems come in document order.
     raw = (
         b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"strict","labels":{"app":"a","app":"b"}},'
-        b'"spec":{"containers":[{"name":"c","image":"x"},{"name":"d","image":"y","imagePullPolicyy":"Always"}],'
-        b'"foo":{"bar":1}}}'
+        b'"spec":{"foo":{"bar":1},"containers":[{"name":"c","image":"x"},'
+        b'{"name":"d","image":"y","imagePullPolicyy":"Always"}],"schedulerName":"a","schedulerName":"b"}}'
     )
     code, status, warnings = _send(apiserver, "POST", PODS + "?fieldValidation=Strict", raw)
     assert code == 400
     assert status["reason"] == "BadRequest"
     assert status["message"] == (
         'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
-        'duplicate field "metadata.labels.app", '
-        'unknown field "spec.containers[1].imagePullPolicyy", unknown field "spec.foo"'
+        'duplicate field "metadata.labels.app", unknown field "spec.foo", '
+        'unknown field "spec.containers[1].imagePullPolicyy", duplicate field "spec.schedulerName"'
     )
     assert warnings == []
     assert _read(apiserver, PODS + "/strict")[0] == 404
@@ -302,3 +302,40 @@ def test_kubectl_apply_strict_by_default_warn_and_false(apiserver, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "Warning" not in result.stderr
     assert _read(apiserver, "/api/v1/namespaces/default/configmaps/quiet")[1].get("dataa") is None
+
+
+def test_binding_and_eviction_bodies_are_checked_too(apiserver):
+    assert _send(apiserver, "POST", PODS, _pod("bound"))[0] == 201
+    assert _send(apiserver, "POST", "/api/v1/nodes", {"metadata": {"name": "n-bind"}})[0] == 201
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "bound"},
+        "target": {"kind": "Node", "name": "n-bind", "nodeName": "n-bind"},
+    }
+    code, status, _ = _send(
+        apiserver, "POST", PODS + "/bound/binding?fieldValidation=Strict", binding
+    )
+    assert (code, status["message"]) == (
+        400,
+        'Binding in version "v1" cannot be handled as a Binding: strict decoding error: '
+        'unknown field "target.nodeName"',
+    )
+    assert "nodeName" not in _read(apiserver, PODS + "/bound")[1]["spec"]
+    code, _, warnings = _send(apiserver, "POST", PODS + "/bound/binding", binding)
+    assert (code, warnings) == (201, ['299 - "unknown field \\"target.nodeName\\""'])
+    eviction = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": "bound"},
+        "deleteOption": {"gracePeriodSeconds": 0},
+    }
+    code, status, _ = _send(
+        apiserver, "POST", PODS + "/bound/eviction?fieldValidation=Strict", eviction
+    )
+    assert (code, status["message"]) == (
+        400,
+        'Eviction in version "v1" cannot be handled as a Eviction: strict decoding error: '
+        'unknown field "deleteOption"',
+    )
+    assert _read(apiserver, PODS + "/bound")[0] == 200

@@ -30,7 +30,6 @@ IGNORE, WARN, STRICT = "Ignore", "Warn", "Strict"
 _ALLOWED = ("", IGNORE, STRICT, WARN)  # sorted, as the Unsupported value message lists them
 #: sigs.k8s.io/json keeps at most this many strict errors per decode.
 _MAX_PROBLEMS = 100
-_JSON_PATCH_OP_FIELDS = frozenset({"op", "path", "from", "value"})
 
 
 @dataclass
@@ -39,7 +38,8 @@ class FieldCheck:
 
     directive: str = WARN
     warnings: list[str] = field(default_factory=list)
-    #: Objects of the request body that had a key more than once: id → the keys.
+    #: Objects of the request body that had a key more than once: id → their keys in
+    #: document order, repeats included.
     duplicates: dict[int, list[str]] = field(default_factory=dict)
 
     @property
@@ -82,13 +82,7 @@ _local = threading.local()
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        repeated: list[str] = []
-        for key, _ in pairs:
-            if key in seen and key not in repeated:
-                repeated.append(key)
-            seen.add(key)
-        _local.found.append((obj, repeated))
+        _local.found.append((obj, [key for key, _ in pairs]))
     return obj
 
 
@@ -96,7 +90,8 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook)
 
 
 def loads(raw: bytes) -> tuple[Any, dict[int, list[str]]]:
-    """Parse a JSON body; also return its objects that repeat a key (by id)."""
+    """Parse a JSON body; also return its objects that repeat a key (by id, with their
+    keys in order)."""
     found: list[tuple[dict[str, Any], list[str]]] = []
     _local.found = found
     try:
@@ -177,23 +172,44 @@ def _prune_unknown(value: Any, node: Fields, path: str, found: list[str]) -> Non
             _prune_unknown(sub, each, f"{path}[{i}]", found)
 
 
+#: The fields of one JSON patch operation (patch.go's jsonPatchOp).
+_JSON_PATCH_OP = Fields()
+_JSON_PATCH_OP.fields = dict.fromkeys(("op", "path", "from", "value"))
+_JSON_PATCH_OP.known = frozenset(_JSON_PATCH_OP.fields)
+
 #: What a field not in a struct's fields looks up to (None means known, not looked into).
 _UNKNOWN = Fields()
 
 
-def _duplicate_paths(
-    value: Any, duplicates: dict[int, list[str]], path: str, out: list[str]
+def _ordered_walk(
+    value: Any, node: Fields | None, path: str, found: list[str], duplicates: dict[int, list[str]]
 ) -> None:
+    """The slow walk, for a body with duplicates: unknown fields (of ``node``; none without
+    one) and duplicates in document order, as sigs.k8s.io/json meets them — a repeated
+    field where the second one stands, an unknown one not looked into. Drops the unknown."""
     if type(value) is dict:
-        for key in duplicates.get(id(value), ()):
-            out.append(f'duplicate field "{_join(path, key)}"')
-        for key, sub in value.items():
-            if type(sub) is dict or type(sub) is list:
-                _duplicate_paths(sub, duplicates, _join(path, key), out)
+        fields = node.fields if node is not None else None
+        each = node.values if node is not None and fields is None else None
+        seen: set[str] = set()
+        unknown: list[str] = []
+        for key in duplicates.get(id(value)) or list(value):
+            if fields is not None and key not in fields:
+                found.append(f'unknown field "{_join(path, key)}"')
+                if key not in unknown:
+                    unknown.append(key)
+                continue
+            if key in seen:
+                found.append(f'duplicate field "{_join(path, key)}"')
+                continue
+            seen.add(key)
+            child = fields[key] if fields is not None else each
+            _ordered_walk(value[key], child, _join(path, key), found, duplicates)
+        for key in unknown:
+            del value[key]
     elif type(value) is list:
+        each = node.items if node is not None else None
         for i, sub in enumerate(value):
-            if type(sub) is dict or type(sub) is list:
-                _duplicate_paths(sub, duplicates, f"{path}[{i}]", out)
+            _ordered_walk(sub, each, f"{path}[{i}]", found, duplicates)
 
 
 def _unknown_messages(paths: list[str]) -> list[str]:
@@ -220,14 +236,17 @@ def problems(
     if type(obj) is not dict:
         return []
     found: list[str] = []
-    if report and duplicates:
-        _duplicate_paths(obj, duplicates, "", found)
     if res.custom is not None:
+        # apiextensions decodes into unstructured first (duplicates), then prunes.
+        if report and duplicates:
+            _ordered_walk(obj, None, "", found, duplicates)
         found += _custom_problems(res, obj, report)
     else:
         name = schemas.name_of(res.group, res.version, res.kind)
         node = schemas.fields_of(name) if name is not None else None
-        if node is not None:
+        if report and duplicates:
+            _ordered_walk(obj, node, "", found, duplicates)
+        elif node is not None:
             unknown: list[str] = []
             _prune_unknown(obj, node, "", unknown)
             found += _unknown_messages(unknown)
@@ -264,13 +283,10 @@ def _patch_problems(patch: Any, content_type: str, duplicates: dict[int, list[st
         if type(patch) is list:
             for i, op in enumerate(patch):
                 if type(op) is dict:
-                    found += [f'duplicate field "[{i}].{k}"' for k in duplicates.get(id(op), ())]
-                    found += [
-                        f'unknown field "[{i}].{k}"' for k in op if k not in _JSON_PATCH_OP_FIELDS
-                    ]
+                    _ordered_walk(op, _JSON_PATCH_OP, f"[{i}]", found, duplicates)
         return [f"json patch {text}" for text in found]
     if duplicates:
-        _duplicate_paths(patch, duplicates, "", found)
+        _ordered_walk(patch, None, "", found, duplicates)
     return found
 
 

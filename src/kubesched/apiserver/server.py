@@ -46,7 +46,7 @@ from kubesched.apiserver import (
 )
 from kubesched.apiserver.auth import ANONYMOUS_USER, USER_KEY, token_middleware
 from kubesched.apiserver.disruption import DisruptionController
-from kubesched.apiserver.resources import Resource
+from kubesched.apiserver.resources import BINDINGS, Resource
 from kubesched.apiserver.store import Store, parse_resource_version
 from kubesched.apiserver.watch import WatchEvent
 
@@ -62,6 +62,8 @@ DEFAULT_WATCH_SECONDS = 1800.0
 STORE_KEY = web.AppKey("store", Store)
 CONFIG_KEY: web.AppKey[ServerConfig] = web.AppKey("config")
 WATCHES_KEY: web.AppKey[set[asyncio.Event]] = web.AppKey("watches")
+#: What a pods/eviction body is (policy/v1 Eviction), for its field validation.
+_EVICTIONS = Resource("policy", "v1", "evictions", "Eviction", True)
 #: The request's fieldValidation and what it found (its warnings become headers).
 _FIELD_CHECK: web.RequestKey[fieldvalidation.FieldCheck] = web.RequestKey("field_check")
 
@@ -358,17 +360,17 @@ async def _serve(
     if res.plural == "bindings":
         if method != "POST" or t.name:
             raise errors.method_not_supported(res.plural, method.lower())
-        body = await _json_body(request, ("v1", "Binding"))
+        body = await _body(request, BINDINGS, None, "CreateOptions")
         return _reply(*rest.bind(store, t.namespace or "", "", body))
     if t.subresource == "binding":
         if method != "POST":
             raise errors.method_not_supported("pods/binding", method.lower())
-        body = await _json_body(request, ("v1", "Binding"))
+        body = await _body(request, BINDINGS, None, "CreateOptions")
         return _reply(*rest.bind(store, t.namespace or "", t.name, body))
     if t.subresource == "eviction":
         if method != "POST":
             raise errors.method_not_supported("pods/eviction", method.lower())
-        body = await _json_body(request, ("policy/v1", "Eviction"))
+        body = await _body(request, _EVICTIONS, None, "CreateOptions")
         return _reply(*eviction.evict(store, t.namespace or "", t.name, body))
     if not t.name:
         if method == "GET":
