@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from importlib import resources
 from typing import Any
 
@@ -142,14 +143,22 @@ def _fill(node: Fields, schema: Schema, memo: dict[str, Fields | None]) -> None:
         node.items = _compile(schema.get("items"), memo)
 
 
-@functools.cache
-def _memo() -> dict[str, Fields | None]:
-    return {}
+_memo: dict[str, Fields | None] = {}
+#: Trees handed out, complete. Servers in other threads may ask at once: a tree is compiled
+#: under the lock and published here only when filled.
+_compiled: dict[str, Fields | None] = {}
+_compiling = threading.Lock()
 
 
 def fields_of(name: str) -> Fields | None:
     """The known-field tree of the built-in schema ``name`` (compiled once)."""
-    return _compile({"$ref": REF_PREFIX + name}, _memo())
+    try:
+        return _compiled[name]
+    except KeyError:
+        with _compiling:
+            node = _compile({"$ref": REF_PREFIX + name}, _memo)
+            _compiled[name] = node
+            return node
 
 
 def object_meta() -> Fields | None:
