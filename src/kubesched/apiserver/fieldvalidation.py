@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.apiserver import crdschema, errors, schemas
+from kubesched.apiserver.patch_strategic import go_value
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.schemas import Fields
 
@@ -290,19 +291,6 @@ def _patch_problems(patch: Any, content_type: str, duplicates: dict[int, list[st
     return found
 
 
-def go_map(value: Any) -> str:
-    """A decoded JSON value as Go's ``%+v`` prints it (``map[spec:map[replicas:2]]``)."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{go_map(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(go_map(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def check_patched(
     check: FieldCheck, res: Resource, patched: Any, patch: Any, content_type: str
 ) -> None:
@@ -318,7 +306,7 @@ def check_patched(
         return
     if check.directive == STRICT:
         if content_type == "application/strategic-merge-patch+json":
-            shown = go_map(patch)
+            shown = go_value(patch)
         else:
             shown = json.dumps(patched, separators=(",", ":"))
         cause: errors.StatusCause = {
