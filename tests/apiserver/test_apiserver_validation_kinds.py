@@ -404,3 +404,35 @@ def test_core_objects_take_standard_or_qualified_finalizers(apiserver):
     pdb = {"metadata": {"name": "fins", "finalizers": ["mine"]}, "spec": {"minAvailable": 1}}
     path = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
     assert call(apiserver, "POST", path, pdb)[0] == 201
+
+
+def test_node_taints_as_validate_node_reports_them(apiserver):
+    taints = [
+        {"key": "k", "value": "-", "effect": "NoSchedule"},
+        {"key": "k", "effect": "NoSchedule"},
+        {"key": "j", "effect": "Sometimes"},
+    ]
+    body = {"metadata": {"name": "tainted"}, "spec": {"taints": taints}}
+    _, causes = refused(apiserver, "POST", "/api/v1/nodes", body)
+    assert causes == [
+        (
+            "FieldValueInvalid",
+            "metadata.taints[0].value",
+            'Invalid value: "-": a valid label must be an empty string or consist of alphanumeric '
+            "characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+            "(e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+        ),
+        (
+            "FieldValueDuplicate",
+            "metadata.taints[1]",
+            'Duplicate value: core.Taint{Key:"k", Value:"", Effect:"NoSchedule", '
+            "TimeAdded:<nil>}: taints must be unique by key and effect pair",
+        ),
+        (
+            "FieldValueNotSupported",
+            "metadata.taints[2].effect",
+            'Unsupported value: "Sometimes": supported values: "NoSchedule", '
+            '"PreferNoSchedule", "NoExecute"',
+        ),
+    ]

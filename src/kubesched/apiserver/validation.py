@@ -27,6 +27,7 @@ from kubesched.apiserver.validation_core import (
     as_dict,
     as_list,
     forbidden,
+    go_quote,
     go_string_map,
     invalid,
     is_label_value,
@@ -77,7 +78,7 @@ _PERCENT_MESSAGE = regex_error(
     "1%",
     "93%",
 )
-_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
 def _name_is_dns1035_label(name: str, prefix: bool) -> tuple[str, ...]:
@@ -207,30 +208,39 @@ def _pdb(obj: Object) -> Errors:
 
 
 def _node(obj: Object) -> Errors:
+    # ValidateNode: taints (validateNodeTaints), then the status quantities. Upstream hangs
+    # the taints under the metadata path ("metadata.taints[0].effect"), and so do we.
     errs: Errors = []
-    spec = as_dict(obj.get("spec"))
     seen: set[tuple[str, str]] = set()
-    for i, taint in enumerate(spec.get("taints") or ()):
-        at = f"spec.taints[{i}]"
+    for i, taint in enumerate(as_list(as_dict(obj.get("spec")).get("taints"))):
+        at = f"metadata.taints[{i}]"
         if not isinstance(taint, dict):
             continue
         key, effect = str(taint.get("key") or ""), str(taint.get("effect") or "")
         errs.extend(qualified_name(key, f"{at}.key"))
-        value = taint.get("value") or ""
-        errs.extend(invalid(f"{at}.value", value, p) for p in is_label_value(str(value)))
+        value = str(taint.get("value") or "")
+        problems = is_label_value(value)
+        if problems:
+            errs.append(invalid(f"{at}.value", value, ";".join(problems)))
         if not effect:
             errs.append(required(f"{at}.effect"))
         elif effect not in _TAINT_EFFECTS:
             errs.append(not_supported(f"{at}.effect", effect, _TAINT_EFFECTS))
         if (key, effect) in seen:
+            added = taint.get("timeAdded")
+            struct = (
+                f"core.Taint{{Key:{go_quote(key)}, Value:{go_quote(value)}, "
+                f"Effect:{go_quote(effect)}, TimeAdded:{'<nil>' if added is None else added}}}"
+            )
             errs.append(
                 FieldError(
                     "FieldValueDuplicate",
-                    f"{at}",
-                    GoValue(f"core.Taint{{Key:{key!r}}}"),
+                    at,
+                    GoValue(struct),
                     "taints must be unique by key and effect pair",
                 )
             )
+            continue
         seen.add((key, effect))
     return errs + _node_status(obj)
 
