@@ -436,3 +436,24 @@ def test_node_taints_as_validate_node_reports_them(apiserver):
             '"PreferNoSchedule", "NoExecute"',
         ),
     ]
+
+
+def test_pod_status_condition_types(apiserver):
+    pods = "/api/v1/namespaces/default/pods"
+    body = {"metadata": {"name": "cond"}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
+    assert call(apiserver, "POST", pods, body)[0] == 201
+    status = {
+        "status": {
+            "conditions": [
+                {"type": "Ready", "status": "True"},
+                {"type": "bad type", "status": "True"},
+            ]
+        }
+    }
+    message, _ = refused(apiserver, "PATCH", f"{pods}/cond/status", status, MERGE)
+    assert message.startswith(
+        'Pod "cond" is invalid: metadata.conditions[1].Type: Invalid value: "bad type": name part '
+        "must consist of alphanumeric characters"
+    )
+    status = {"status": {"conditions": [{"type": "DisruptionTarget", "status": "True"}]}}
+    assert call(apiserver, "PATCH", f"{pods}/cond/status", status, MERGE)[0] == 200

@@ -12,10 +12,12 @@ from kubesched.apiserver.validation_core import (
     FieldError,
     GoValue,
     as_dict,
+    as_list,
     forbidden,
     go_string_map,
     invalid,
     is_dns1123_subdomain,
+    qualified_name,
     required,
 )
 from kubesched.apiserver.validation_pod import tolerations
@@ -287,13 +289,24 @@ def _spec_diff(old: dict[str, Any], new: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Pod conditions the system owns; any other type must be a qualified name.
+_SYSTEM_CONDITIONS = frozenset({"PodScheduled", "Ready", "Initialized"})
+
+
 def pod_status_update(new: dict[str, Any]) -> list[FieldError]:
-    """``ValidatePodStatusUpdate``'s checks of what a status writer may set."""
+    """``ValidatePodStatusUpdate``'s checks of what a status writer may set: custom
+    condition types (upstream reports them under ``metadata.conditions``) and the
+    nominated node's name."""
     status = as_dict(new.get("status"))
+    errs: Errors = []
+    for i, condition in enumerate(as_list(status.get("conditions"))):
+        kind = str(as_dict(condition).get("type") or "")
+        if kind not in _SYSTEM_CONDITIONS:
+            errs.extend(qualified_name(kind, f"metadata.conditions[{i}].Type"))
     nominated = status.get("nominatedNodeName") or ""
     if nominated:
-        return [
+        errs.extend(
             invalid("status.nominatedNodeName", nominated, p)
             for p in is_dns1123_subdomain(str(nominated))
-        ]
-    return []
+        )
+    return errs
