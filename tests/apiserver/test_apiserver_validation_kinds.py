@@ -457,3 +457,39 @@ def test_pod_status_condition_types(apiserver):
     )
     status = {"status": {"conditions": [{"type": "DisruptionTarget", "status": "True"}]}}
     assert call(apiserver, "PATCH", f"{pods}/cond/status", status, MERGE)[0] == 200
+
+
+def test_workload_templates_restart_always_without_deadline(apiserver):
+    template = {
+        "metadata": {"labels": {"app": "a", "tier": "-"}},
+        "spec": {
+            "containers": [{"name": "c", "image": "pause"}],
+            "restartPolicy": "Never",
+            "activeDeadlineSeconds": 5,
+        },
+    }
+    body = {
+        "metadata": {"name": "rs"},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": template},
+    }
+    _, causes = refused(apiserver, "POST", "/apis/apps/v1/namespaces/default/replicasets", body)
+    assert [(reason, field) for reason, field, _ in causes] == [
+        ("FieldValueInvalid", "spec.template.labels"),
+        ("FieldValueNotSupported", "spec.template.spec.restartPolicy"),
+        ("FieldValueForbidden", "spec.template.spec.activeDeadlineSeconds"),
+    ]
+    assert causes[1][2] == 'Unsupported value: "Never": supported values: "Always"'
+    assert causes[2][2] == "Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"
+    del template["spec"]["activeDeadlineSeconds"]
+    body = {"metadata": {"name": "rc"}, "spec": {"selector": {"app": "a"}, "template": template}}
+    message, _ = refused(
+        apiserver, "POST", "/api/v1/namespaces/default/replicationcontrollers", body
+    )
+    # The controller's own labels default to the template's (SetDefaults_ReplicationController).
+    assert message.startswith(
+        'ReplicationController "rc" is invalid: [metadata.labels: Invalid value: "-": '
+    )
+    assert ', spec.template.labels: Invalid value: "-": ' in message
+    assert message.endswith(
+        'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"]'
+    )

@@ -98,8 +98,12 @@ _NAME_CHECKS: dict[str, NameCheck] = {
 }
 
 
-def _template(template: Any, selector_ok: Callable[[dict[str, Any]], bool], path: str) -> Errors:
-    # ValidatePodTemplateSpecForReplicaSet/RC: labels match the selector, a valid pod spec.
+def _template(
+    template: Any, selector_ok: Callable[[dict[str, Any]], bool], path: str, kind: str
+) -> Errors:
+    # ValidatePodTemplateSpecForReplicaSet/RC (and StatefulSet's): labels match the
+    # selector, ValidatePodTemplateSpec (its metadata errors are named by the template's
+    # path itself: "spec.template.labels"), restartPolicy Always, no deadline.
     if not isinstance(template, dict):
         return [required(path)]
     meta = as_dict(template.get("metadata"))
@@ -113,9 +117,29 @@ def _template(template: Any, selector_ok: Callable[[dict[str, Any]], bool], path
                 "`selector` does not match template `labels`",
             )
         )
-    errs.extend(labels(meta.get("labels"), f"{path}.metadata.labels"))
-    errs.extend(annotation_map(meta.get("annotations"), f"{path}.metadata.annotations"))
-    errs.extend(pod_spec(template.get("spec"), f"{path}.spec"))
+    errs.extend(labels(meta.get("labels"), f"{path}.labels"))
+    errs.extend(annotation_map(meta.get("annotations"), f"{path}.annotations"))
+    spec = template.get("spec")
+    errs.extend(pod_spec(spec, f"{path}.spec"))
+    if not isinstance(spec, dict):
+        return errs
+    if spec.get("ephemeralContainers"):
+        errs.append(
+            forbidden(
+                f"{path}.spec.ephemeralContainers",
+                "ephemeral containers not allowed in pod template",
+            )
+        )
+    restart = spec.get("restartPolicy") or "Always"  # defaulted
+    if restart != "Always":
+        errs.append(not_supported(f"{path}.spec.restartPolicy", restart, ("Always",)))
+    if spec.get("activeDeadlineSeconds") is not None:
+        errs.append(
+            forbidden(
+                f"{path}.spec.activeDeadlineSeconds",
+                f"activeDeadlineSeconds in {kind} is not Supported",
+            )
+        )
     return errs
 
 
@@ -152,8 +176,11 @@ def _workload(obj: Object) -> Errors:
     if found:
         errs.append(invalid("spec.selector", _selector_struct(selector), "invalid label selector"))
         return errs
+    kind = str(obj.get("kind") or "ReplicaSet")
     errs.extend(
-        _template(spec.get("template"), lambda ls: selector_matches(selector, ls), "spec.template")
+        _template(
+            spec.get("template"), lambda ls: selector_matches(selector, ls), "spec.template", kind
+        )
     )
     return errs
 
@@ -171,6 +198,7 @@ def _replication_controller(obj: Object) -> Errors:
             spec.get("template"),
             lambda ls: all(ls.get(k) == v for k, v in selector.items()),
             "spec.template",
+            "ReplicationController",
         )
     )
     return errs
