@@ -18,7 +18,7 @@ from kubesched.apiserver import errors
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.watch import Object
 from kubesched.objects.errors import ObjectError
-from kubesched.objects.pod import Pod
+from kubesched.objects.pod import qos_class_of
 
 #: ``DefaultTerminationGracePeriodSeconds`` of core/v1 PodSpec.
 DEFAULT_TERMINATION_GRACE_SECONDS = 30
@@ -131,14 +131,11 @@ def _requests_from_limits(container: Any) -> None:
 
 
 def qos_class(pod: Object) -> str:
-    """The pod's QoS class (Guaranteed, Burstable, BestEffort) as
-    :class:`kubesched.objects.pod.Pod` computes it; "" when the pod cannot be decoded
-    (validation of pod specs is not this server's job yet)."""
-    view = dict(pod)
-    meta = dict(pod.get("metadata") or {})
-    meta["name"] = meta.get("name") or meta.get("generateName") or "pod"
-    view["metadata"] = meta
+    """The pod's QoS class (Guaranteed, Burstable, BestEffort) as upstream's
+    ComputePodQOS gives it, from the spec alone; "" when the spec cannot be read
+    (validation reports why)."""
+    spec = pod.get("spec")
     try:
-        return Pod.from_dict(view).qos_class
+        return qos_class_of(spec if isinstance(spec, dict) else {})
     except (ObjectError, ValueError, TypeError, KeyError):
         return ""

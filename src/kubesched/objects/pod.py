@@ -220,11 +220,6 @@ def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:
         _decode_container(c, join("spec.initContainers", i), host_network)
         for i, c in enumerate(get_list(spec, "initContainers", "spec"))
     )
-    raw_containers = [
-        as_map(c, "")
-        for key in ("containers", "initContainers")
-        for c in get_list(spec, key, "spec")
-    ]
     overhead = Resource.from_list(get_map(spec, "overhead", "spec"), "spec.overhead")
     pod_level = get_map(get_map(spec, "resources", "spec"), "requests", "spec.resources")
     pod_level_requests = Resource.from_list(pod_level, "spec.resources.requests")
@@ -276,11 +271,7 @@ def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:
         non_zero_milli_cpu=non_zero.milli_cpu,
         non_zero_memory=non_zero.memory,
         # Upstream's GetPodQOS: the class the API server persisted, else computed.
-        qos_class=(
-            qos
-            if (qos := status.get("qosClass")) in _QOS_CLASSES
-            else _qos_class(raw_containers, pod_level)
-        ),
+        qos_class=(qos if (qos := status.get("qosClass")) in _QOS_CLASSES else qos_class_of(spec)),
         node_selector=get_str_map(spec, "nodeSelector", "spec"),
         required_node_affinity=(
             None
@@ -400,6 +391,19 @@ def scheduled_condition(status: Mapping[str, Any]) -> tuple[str, str, str] | Non
         if isinstance(c, dict) and c.get("type") == "PodScheduled":
             return (str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
     return None
+
+
+def qos_class_of(spec: Mapping[str, Any]) -> str:
+    """Upstream's ComputePodQOS of a pod's raw ``spec``, without decoding the rest of the
+    pod (the API server's admission sets ``status.qosClass`` with it). Raises
+    :class:`ObjectError` on a field of the wrong type."""
+    raw_containers = [
+        as_map(c, "")
+        for key in ("containers", "initContainers")
+        for c in get_list(spec, key, "spec")
+    ]
+    pod_level = get_map(get_map(spec, "resources", "spec"), "requests", "spec.resources")
+    return _qos_class(raw_containers, pod_level)
 
 
 def _qos_class(raw_containers: list[Mapping[str, Any]], pod_level: Mapping[str, Any]) -> str:
