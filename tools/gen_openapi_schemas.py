@@ -31,7 +31,8 @@ _CORE = "io.k8s.api.core.v1."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _CRD = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
 
-#: The kinds served (objects and their lists), the bodies of subresources and options.
+#: The kinds served (objects and their lists), the bodies of subresources (binding,
+#: eviction, scale) and options.
 ROOTS = (
     *(
         _CORE + kind
@@ -66,6 +67,7 @@ ROOTS = (
     "io.k8s.api.apps.v1.ReplicaSetList",
     "io.k8s.api.apps.v1.StatefulSet",
     "io.k8s.api.apps.v1.StatefulSetList",
+    "io.k8s.api.autoscaling.v1.Scale",
     _CRD + "CustomResourceDefinition",
     _CRD + "CustomResourceDefinitionList",
     _META + "DeleteOptions",

@@ -339,3 +339,24 @@ def test_binding_and_eviction_bodies_are_checked_too(apiserver):
         'unknown field "deleteOption"',
     )
     assert _read(apiserver, PODS + "/bound")[0] == 200
+
+
+def test_a_scale_body_is_checked_too(apiserver):
+    template = {
+        "metadata": {"labels": {"app": "sc"}},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    rs = {
+        "metadata": {"name": "sc"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "sc"}}, "template": template},
+    }
+    path = "/apis/apps/v1/namespaces/default/replicasets"
+    assert _send(apiserver, "POST", path, rs)[0] == 201
+    current = _read(apiserver, path + "/sc/scale")[1]
+    typo = dict(current, spec={"replica": 3})
+    code, status, _ = _send(apiserver, "PUT", path + "/sc/scale?fieldValidation=Strict", typo)
+    assert (code, status["message"]) == (
+        400,
+        'Scale in version "v1" cannot be handled as a Scale: strict decoding error: unknown field "spec.replica"',
+    )
+    assert _read(apiserver, path + "/sc")[1]["spec"]["replicas"] == 1

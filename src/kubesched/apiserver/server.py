@@ -64,6 +64,8 @@ CONFIG_KEY: web.AppKey[ServerConfig] = web.AppKey("config")
 WATCHES_KEY: web.AppKey[set[asyncio.Event]] = web.AppKey("watches")
 #: What a pods/eviction body is (policy/v1 Eviction), for its field validation.
 _EVICTIONS = Resource("policy", "v1", "evictions", "Eviction", True)
+#: What a .../scale body is (autoscaling/v1 Scale), for its field validation.
+_SCALE = Resource("autoscaling", "v1", "scales", "Scale", True)
 #: The request's fieldValidation and what it found (its warnings become headers).
 _FIELD_CHECK: web.RequestKey[fieldvalidation.FieldCheck] = web.RequestKey("field_check")
 
@@ -304,7 +306,7 @@ async def _scale(request: web.Request, store: Store, t: Target) -> web.StreamRes
             body = scale.table(body, request.query.get("includeObject", ""))
         return _reply(status, body)
     if method == "PUT":
-        body = await _json_body(request, ("autoscaling/v1", "Scale"))
+        body = await _body(request, _SCALE, None, "UpdateOptions")
         return _reply(*scale.update(store, res, ns, t.name, body))
     if method == "PATCH":
         content_type = request.headers.get("Content-Type", "").split(";")[0].strip()
