@@ -5,13 +5,11 @@ refused patch (merge, strategic or JSON) changes what is stored."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
-import urllib.error
-import urllib.request
 
 import pytest
+from apiserver_builders import call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -234,18 +232,6 @@ def test_strategic_merge_errors(patch, code, message):
 # -- over HTTP -------------------------------------------------------------------------------
 
 PODS_PATH = "/api/v1/namespaces/default/pods"
-
-
-def call(server, method, path, body=None, content_type="application/json"):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(server.url + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 def test_status_conditions_merge_over_http(apiserver):

@@ -4,33 +4,14 @@ upstream's paths and messages, nothing stored on a refusal."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
+from apiserver_builders import CONFIG_KEY, call
 
 CMS = "/api/v1/namespaces/default/configmaps"
 EVENTS = "/api/v1/namespaces/default/events"
 EVENTS_V1 = "/apis/events.k8s.io/v1/namespaces/default/events"
 MERGE = "application/merge-patch+json"
-CONFIG_KEY = (
-    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
-    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
-    "'[-._a-zA-Z0-9]+')"
-)
 FROZEN = "field is immutable when `immutable` is set"
 NOW = "2026-11-23T01:00:00.000000Z"
-
-
-def call(server, method, path, body=None, content_type="application/json"):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(server.url + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 def refused(server, method, path, body, content_type="application/json"):

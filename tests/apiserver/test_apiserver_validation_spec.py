@@ -9,52 +9,18 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import urllib.error
-import urllib.request
 
 import pytest
+from apiserver_builders import CONFIG_KEY, LABEL, QNAME, SUBDOMAIN, call
 
 PODS = "/api/v1/namespaces/default/pods"
-SUBDOMAIN = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-    "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
-    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
-    "[a-z0-9])?)*')"
-)
-LABEL = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
-    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-QNAME = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
 ENV_NAME = (
     "a valid environment variable name must consist only of printable ASCII characters other "
     "than '='"
 )
-CONFIG_KEY = (
-    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
-    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
-    "'[-._a-zA-Z0-9]+')"
-)
 PORT_RANGE = "must be between 1 and 65535, inclusive"
 FILE_MODE = "must be a number between 0 and 0777 (octal), both inclusive"
 C0 = "spec.containers[0]"
-
-
-def call(server, method, path, body=None, content_type="application/json"):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(server.url + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 def ctr(name="c", image="pause", **fields):
