@@ -19,9 +19,17 @@ from typing import Any
 
 from kubesched.apiserver import errors
 from kubesched.apiserver.auth import UserInfo
-from kubesched.apiserver.resources import Resource
+from kubesched.apiserver.resources import (
+    SELF_SUBJECT_ACCESS_REVIEWS,
+    SELF_SUBJECT_REVIEWS,
+    SELF_SUBJECT_RULES_REVIEWS,
+    Resource,
+)
 
-__all__ = ["review"]
+__all__ = ["REVIEWS", "review"]
+
+#: The create-only resources this module answers.
+REVIEWS = frozenset({SELF_SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_RULES_REVIEWS, SELF_SUBJECT_REVIEWS})
 
 _AUTHZ = "authorization.k8s.io"
 

@@ -52,8 +52,6 @@ from kubesched.apiserver.watch import WatchEvent
 
 log = logging.getLogger(__name__)
 
-#: The create-only reviews :mod:`access` answers.
-_REVIEWS = frozenset({"selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"})
 #: Request bodies larger than this are refused (kube-apiserver's limit is 3 MiB).
 MAX_BODY_BYTES = 3 * 1024 * 1024
 #: How long a watch stays open without ``timeoutSeconds`` (upstream: 30–60 minutes).
@@ -354,7 +352,7 @@ async def _serve(
                 except errors.ApiError as err:
                     return _error_with_retry_after(err)
         return await _watch(request, store, t, fields, view, printer, initial_events)
-    if res.plural in _REVIEWS:
+    if res in access.REVIEWS:
         if method != "POST" or t.name:
             raise errors.method_not_supported(res.plural, method.lower(), res.group)
         body = await _json_body(request, (res.group_version, res.kind))
