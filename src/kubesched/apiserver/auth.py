@@ -73,15 +73,7 @@ PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version
 
 def unauthorized_status() -> dict[str, object]:
     """The body of kube-apiserver's 401 (``apierrors.NewUnauthorized("Unauthorized")``)."""
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": "Unauthorized",
-        "reason": "Unauthorized",
-        "code": 401,
-    }
+    return dict(errors.failure(401, "Unauthorized", "Unauthorized").status)
 
 
 @dataclass(frozen=True)

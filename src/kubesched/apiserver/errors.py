@@ -14,7 +14,7 @@ Hierarchy::
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 #: Message of a Conflict raised for a stale ``metadata.resourceVersion`` (upstream's
 #: ``storage.OptimisticLockErrorMsg``).
@@ -97,23 +97,31 @@ def _details(group: str = "", kind: str = "", name: str = "") -> StatusDetails:
     return details
 
 
-def _failure(
-    code: int, reason: str, message: str, details: StatusDetails | None = None
+def failure(
+    code: int,
+    reason: str,
+    message: str,
+    details: StatusDetails | None = None,
+    *,
+    empty_details: bool = False,
 ) -> ApiError:
-    status: Status = {
+    """A ``status: Failure`` Status with its fields in metav1.Status's order (details,
+    when there are any, before code); every refusal of this server is built here.
+    **empty_details**: write ``details`` even when empty, as errors that always set the
+    pointer do (``NewForbidden``)."""
+    status: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": reason,
-        "code": code,
     }
-    if not reason:  # StatusReasonUnknown (""): left out of the body, as Go's omitempty does
-        del status["reason"]
-    if details:
+    if reason:  # StatusReasonUnknown (""): left out of the body, as Go's omitempty does
+        status["reason"] = reason
+    if details or (empty_details and details is not None):
         status["details"] = details
-    return ApiError(status)
+    status["code"] = code
+    return ApiError(cast(Status, status))
 
 
 def _quote(name: str) -> str:
@@ -137,7 +145,7 @@ def success(code: int = 200, details: StatusDetails | None = None) -> Status:
 
 def not_found(resource: str, name: str, group: str = "") -> ApiError:
     """404 NotFound: ``pods "x" not found``."""
-    return _failure(
+    return failure(
         404,
         "NotFound",
         f"{qualified(resource, group)} {_quote(name)} not found",
@@ -147,7 +155,7 @@ def not_found(resource: str, name: str, group: str = "") -> ApiError:
 
 def already_exists(resource: str, name: str, group: str = "") -> ApiError:
     """409 AlreadyExists: ``pods "x" already exists``."""
-    return _failure(
+    return failure(
         409,
         "AlreadyExists",
         f"{qualified(resource, group)} {_quote(name)} already exists",
@@ -157,7 +165,7 @@ def already_exists(resource: str, name: str, group: str = "") -> ApiError:
 
 def conflict(resource: str, name: str, cause: str, group: str = "") -> ApiError:
     """409 Conflict: ``Operation cannot be fulfilled on pods "x": <cause>``."""
-    return _failure(
+    return failure(
         409,
         "Conflict",
         f"Operation cannot be fulfilled on {qualified(resource, group)} {_quote(name)}: {cause}",
@@ -180,14 +188,14 @@ def invalid(kind: str, name: str, causes: list[StatusCause], group: str = "") ->
     summary = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
     details = _details(group, kind, name)
     details["causes"] = causes
-    return _failure(
+    return failure(
         422, "Invalid", f"{qualified(kind, group)} {_quote(name)} is invalid: {summary}", details
     )
 
 
 def bad_request(message: str) -> ApiError:
     """400 BadRequest with ``message`` as given."""
-    return _failure(400, "BadRequest", message)
+    return failure(400, "BadRequest", message)
 
 
 def forbidden(resource: str, name: str, cause: str, group: str = "") -> ApiError:
@@ -198,15 +206,13 @@ def forbidden(resource: str, name: str, cause: str, group: str = "") -> ApiError
         message = f"{qualified(resource, group)} is forbidden: {cause}"
     else:
         message = f"{qualified(resource, group)} {_quote(name)} is forbidden: {cause}"
-    err = _failure(403, "Forbidden", message)
     # NewForbidden always sets Details: an empty one is still written ({}).
-    err.status["details"] = _details(group, resource, name)
-    return err
+    return failure(403, "Forbidden", message, _details(group, resource, name), empty_details=True)
 
 
 def gone(message: str) -> ApiError:
     """410 Gone with ``message`` as given."""
-    return _failure(410, "Gone", message)
+    return failure(410, "Gone", message)
 
 
 def expired(message: str, continue_token: str = "") -> ApiError:
@@ -215,7 +221,7 @@ def expired(message: str, continue_token: str = "") -> ApiError:
     **continue_token**: a token for the rest of the list at the latest version, which
     kube-apiserver puts in the Status's ``metadata.continue`` when a paged list's
     version has been compacted."""
-    err = _failure(410, "Expired", message)
+    err = failure(410, "Expired", message)
     if continue_token:
         err.status["metadata"] = {"continue": continue_token}
     return err
@@ -228,7 +234,7 @@ def too_old_resource_version(requested: int, oldest: int) -> ApiError:
 
 def method_not_supported(resource: str, action: str, group: str = "") -> ApiError:
     """405 MethodNotAllowed: ``update is not supported on resources of kind "bindings"``."""
-    return _failure(
+    return failure(
         405,
         "MethodNotAllowed",
         f"{action} is not supported on resources of kind {_quote(qualified(resource, group))}",
@@ -238,7 +244,7 @@ def method_not_supported(resource: str, action: str, group: str = "") -> ApiErro
 
 def unsupported_media_type(accepted: tuple[str, ...] = PATCH_MEDIA_TYPES) -> ApiError:
     """415 UnsupportedMediaType, naming the media types the server accepts."""
-    return _failure(
+    return failure(
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: "
@@ -248,26 +254,26 @@ def unsupported_media_type(accepted: tuple[str, ...] = PATCH_MEDIA_TYPES) -> Api
 
 def too_many_requests(message: str, retry_after_seconds: int) -> ApiError:
     """429 TooManyRequests, with ``details.retryAfterSeconds``."""
-    return _failure(429, "TooManyRequests", message, {"retryAfterSeconds": retry_after_seconds})
+    return failure(429, "TooManyRequests", message, {"retryAfterSeconds": retry_after_seconds})
 
 
 def internal_error(cause: str) -> ApiError:
     """500 InternalError (``NewInternalError``): a write the storage refused, a failure
     the server did not expect."""
-    return _failure(
+    return failure(
         500, "InternalError", f"Internal error occurred: {cause}", {"causes": [{"message": cause}]}
     )
 
 
 def unknown_error(message: str) -> ApiError:
     """500 with no reason: a plain Go error that ``ErrorToAPIStatus`` turns into a Status."""
-    return _failure(500, "", message)
+    return failure(500, "", message)
 
 
 def rejected_request(cause: str) -> ApiError:
     """422 Invalid as ``NewGenericServerResponse`` builds it for content the server refuses
     (a strategic merge patch it cannot apply)."""
-    return _failure(
+    return failure(
         422,
         "Invalid",
         "the server rejected our request due to an error in our request",
@@ -278,10 +284,10 @@ def rejected_request(cause: str) -> ApiError:
 def not_found_path() -> ApiError:
     """404 for a path that names no resource (kube-apiserver's bare ``404 page not found``
     is plain text; a Status says the same thing in a form every client decodes)."""
-    return _failure(404, "NotFound", "the server could not find the requested resource")
+    return failure(404, "NotFound", "the server could not find the requested resource")
 
 
 def invalid_patch(message: str) -> ApiError:
     """422 Invalid for a JSON patch that cannot be applied (upstream wraps the jsonpatch
     library's error the same way)."""
-    return _failure(422, "Invalid", message)
+    return failure(422, "Invalid", message)

@@ -32,17 +32,11 @@ _VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 
 
 def _too_many(cause: str) -> errors.ApiError:
-    return errors.ApiError(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Failure",
-            "message": _VIOLATION,
-            "reason": "TooManyRequests",
-            "details": {"causes": [{"reason": "DisruptionBudget", "message": cause}]},
-            "code": 429,
-        }
+    return errors.failure(
+        429,
+        "TooManyRequests",
+        _VIOLATION,
+        {"causes": [{"reason": "DisruptionBudget", "message": cause}]},
     )
 
 

@@ -176,19 +176,14 @@ def list_options(query: Mapping[str, str], limit: int) -> ListRead:
 
 def too_large_resource_version(requested: int, current: int) -> errors.ApiError:
     """504 Timeout as the watch cache words it after waiting for a version in vain."""
-    status: errors.Status = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": f"Timeout: Too large resource version: {requested}, current: {current}",
-        "reason": "Timeout",
-        "details": {
+    return errors.failure(
+        504,
+        "Timeout",
+        f"Timeout: Too large resource version: {requested}, current: {current}",
+        {
             "causes": [
                 {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
             ],
             "retryAfterSeconds": TOO_LARGE_RETRY_SECONDS,
         },
-        "code": 504,
-    }
-    return errors.ApiError(status)
+    )

@@ -182,16 +182,8 @@ async def _json_body(request: web.Request, into: tuple[str, str] = ("v1", "")) -
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise errors.ApiError(
-            {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Failure",
-                "message": f"Request entity too large: limit is {MAX_BODY_BYTES}",
-                "reason": "RequestEntityTooLarge",
-                "code": 413,
-            }
+        raise errors.failure(
+            413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}"
         ) from None
     if not raw.strip():
         return None
@@ -235,18 +227,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         return _with_warnings(request, _error(err))
     except Exception as exc:  # a bug: say so as kube-apiserver does, and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
-        return _reply(
-            500,
-            {
-                "kind": "Status",
-                "apiVersion": "v1",
-                "metadata": {},
-                "status": "Failure",
-                "message": f"Internal error occurred: {exc}",
-                "reason": "InternalError",
-                "code": 500,
-            },
-        )
+        return _error(errors.failure(500, "InternalError", f"Internal error occurred: {exc}"))
 
 
 def _with_warnings(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
