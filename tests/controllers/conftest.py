@@ -1,0 +1,29 @@
+"""Fixtures for the controller tests: a real embedded API server and controllers that
+reach it through ``kube``, each in its own thread and event loop, as separate processes
+would be.
+
+Also puts this folder on ``sys.path`` so tests can import ``controller_helpers``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from kubesched.apiserver.runner import ApiServerHandle, start_apiserver  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerHandle]:
+    """A running API server with a kubeconfig, stopped after the module."""
+    path = tmp_path_factory.mktemp("apiserver") / "kubeconfig"
+    handle = start_apiserver(kubeconfig_path=path, bookmark_interval=0.2)
+    yield handle
+    handle.stop()
