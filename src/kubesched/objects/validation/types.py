@@ -5,7 +5,7 @@ JSON type (``"containers": 1``) is a 400 BadRequest with encoding/json's words (
 cannot unmarshal number into Go struct field PodSpec.spec.containers of type
 []v1.Container``), never a 422. :func:`check_types` walks the table :data:`TYPES` (type →
 field → expected JSON kind, Go type, element or value type) and raises
-:class:`~kubesched.apiserver.validation_core.Undecodable` with that message; fields not in
+:class:`~kubesched.objects.validation.core.Undecodable` with that message; fields not in
 the table are not looked at.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kubesched.apiserver.validation_core import Undecodable
+from kubesched.objects.validation.core import Undecodable
 
 
 class Shape(NamedTuple):

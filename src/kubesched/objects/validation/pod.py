@@ -11,19 +11,19 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from kubesched.apiserver.validation_affinity import (
+from kubesched.objects.validation.affinity import (
     affinity,
     dns,
     pod_security_context,
     topology_spread,
 )
-from kubesched.apiserver.validation_container import (
+from kubesched.objects.validation.container import (
     container_common,
     host_port_conflicts,
     init_only_forbidden,
     probes_and_lifecycle,
 )
-from kubesched.apiserver.validation_core import (
+from kubesched.objects.validation.core import (
     Errors,
     GoValue,
     as_dict,
@@ -42,7 +42,7 @@ from kubesched.apiserver.validation_core import (
     quantity,
     required,
 )
-from kubesched.apiserver.validation_volumes import volumes
+from kubesched.objects.validation.volumes import volumes
 
 _STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 _RESTART_POLICIES = ("Always", "OnFailure", "Never")

@@ -73,6 +73,8 @@ class FieldError:
 
 
 Errors = list[FieldError]
+#: An API object as decoded JSON.
+Object = dict[str, Any]
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.apiserver.validation_core import (
+from kubesched.objects.validation.core import (
     Errors,
     as_dict,
     as_list,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubesched.apiserver.validation_container import app_armor_profile, ids, seccomp_profile
-from kubesched.apiserver.validation_core import (
+from kubesched.objects.validation.container import app_armor_profile, ids, seccomp_profile
+from kubesched.objects.validation.core import (
     Errors,
     GoValue,
     as_dict,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 
-from kubesched.apiserver.validation_core import max_len_error, regex_error
+from kubesched.objects.validation.core import max_len_error, regex_error
 
 _MAX_INT32 = 2**31 - 1
 _CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.apiserver.validation_core import (
+from kubesched.objects.validation.core import (
     Errors,
     GoValue,
     as_dict,
@@ -31,7 +31,7 @@ from kubesched.apiserver.validation_core import (
     required,
     too_long,
 )
-from kubesched.apiserver.validation_formats import (
+from kubesched.objects.validation.formats import (
     is_config_map_key,
     is_http_header_name,
     is_relaxed_env_var_name,
@@ -39,7 +39,7 @@ from kubesched.apiserver.validation_formats import (
     is_valid_port_name,
     is_valid_port_num,
 )
-from kubesched.apiserver.validation_volumes import (
+from kubesched.objects.validation.volumes import (
     ENV_FIELD_PATHS,
     field_selector,
     local_descending,

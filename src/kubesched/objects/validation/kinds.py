@@ -17,10 +17,11 @@ import binascii
 import re
 from typing import Any
 
-from kubesched.apiserver.validation_container import port_num_or_name
-from kubesched.apiserver.validation_core import (
+from kubesched.objects.validation.container import port_num_or_name
+from kubesched.objects.validation.core import (
     Errors,
     GoValue,
+    Object,
     Undecodable,
     as_dict,
     as_list,
@@ -39,8 +40,7 @@ from kubesched.apiserver.validation_core import (
     required,
     too_long,
 )
-from kubesched.apiserver.validation_formats import is_config_map_key, is_valid_port_num
-from kubesched.apiserver.watch import Object
+from kubesched.objects.validation.formats import is_config_map_key, is_valid_port_num
 
 #: ``core.MaxSecretSize``: the most a ConfigMap (or Secret) may hold.
 MAX_CONFIG_SIZE = 1024 * 1024

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubesched.apiserver.validation_core import (
+from kubesched.objects.validation.core import (
     Errors,
     FieldError,
     GoValue,
@@ -20,7 +20,7 @@ from kubesched.apiserver.validation_core import (
     qualified_name,
     required,
 )
-from kubesched.apiserver.validation_pod import tolerations
+from kubesched.objects.validation.pod import tolerations
 
 _MAX_INT32 = 2**31 - 1
 #: ``updatablePodSpecFields``: named in the refusal of any other change.

@@ -1,0 +1,209 @@
+"""Validation of API objects as kube-apiserver's registry strategies run it, as pure
+functions: an object (and on update the old one) in, a list of :class:`FieldError` out —
+apimachinery's ``field.ErrorList``. The embedded API server turns the list into its 422
+Invalid Status; the simulator's file loaders report it against the file that held the
+object. Both therefore accept exactly the same objects.
+
+:func:`validate_create` is ``Validate`` (metadata, then the kind's own checks);
+:func:`validate_update` is ``ValidateUpdate`` or, for ``status``, the status strategy's.
+Both first check the JSON types the decoder insists on and raise :class:`Undecodable`
+(kube-apiserver answers those 400 BadRequest before validation runs). Each kind's validator
+is looked up by kind in :data:`CREATE` / :data:`UPDATE` / :data:`STATUS`; kinds not listed
+get the metadata checks only, and kind ``""`` (a custom resource, whose schema is its CRD's
+business) too.
+
+Objects are validated as stored, after defaulting: callers that read objects written by
+hand default them first, as the API server does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from kubesched.objects.validation.coordination import lease
+from kubesched.objects.validation.core import (
+    Errors,
+    FieldError,
+    NameCheck,
+    Object,
+    Undecodable,
+    annotation_map,
+    as_dict,
+    as_list,
+    invalid,
+    labels,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    object_meta,
+    object_meta_update,
+    regex_error,
+)
+from kubesched.objects.validation.kinds import (
+    config_map,
+    config_map_update,
+    event_create,
+    event_update,
+    namespace,
+    service,
+)
+from kubesched.objects.validation.node import node, node_status
+from kubesched.objects.validation.pod import pod_create, pod_metadata_and_spec
+from kubesched.objects.validation.pod_update import pod_status_update, pod_update
+from kubesched.objects.validation.policy import pod_disruption_budget
+from kubesched.objects.validation.scheduling import priority_class, priority_class_update
+from kubesched.objects.validation.types import check_types
+from kubesched.objects.validation.workloads import replica_set, replication_controller
+
+__all__ = [
+    "CREATE",
+    "STATUS",
+    "UPDATE",
+    "Errors",
+    "FieldError",
+    "Object",
+    "Undecodable",
+    "validate_create",
+    "validate_update",
+]
+
+_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_RE = re.compile(_DNS1035_FMT)
+_DNS1035_MESSAGE = regex_error(
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character",
+    _DNS1035_FMT,
+    "my-name",
+    "abc-123",
+)
+
+
+def _name_is_dns1035_label(name: str, prefix: bool) -> tuple[str, ...]:
+    value = name[:-2] + "a" if prefix and len(name) > 1 and name.endswith("-") else name
+    problems = []
+    if len(value) > 63:
+        problems.append("must be no more than 63 characters")
+    if _DNS1035_RE.fullmatch(value) is None:
+        problems.append(_DNS1035_MESSAGE)
+    return tuple(problems)
+
+
+#: How each kind's names are checked (``ValidateXName`` in upstream's validation); the
+#: others are DNS subdomains.
+NAME_CHECKS: dict[str, NameCheck] = {
+    "Namespace": name_is_dns_label,
+    "Service": _name_is_dns1035_label,
+}
+
+#: ``Validate`` of each kind's strategy, after the metadata checks.
+CREATE: dict[str, Callable[[Object], Errors]] = {
+    "Pod": pod_create,
+    "ConfigMap": config_map,
+    "Namespace": namespace,
+    "Node": node,
+    "Service": service,
+    "ReplicaSet": replica_set,
+    "StatefulSet": replica_set,
+    "ReplicationController": replication_controller,
+    "PodDisruptionBudget": pod_disruption_budget,
+    "PriorityClass": priority_class,
+    "Lease": lease,
+}
+
+
+def _pod_update(new: Object, old: Object) -> Errors:
+    # ValidatePodUpdate: the spec as validatePodMetadataAndSpec sees it, then what may change.
+    return pod_metadata_and_spec(new) + pod_update(new, old)
+
+
+#: ``ValidateUpdate`` of each kind's strategy; kinds not listed run :data:`CREATE`'s check.
+UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
+    "Pod": _pod_update,
+    "ConfigMap": config_map_update,
+    "Namespace": lambda n, o: [],  # ValidateNamespaceUpdate checks the metadata only
+    "PriorityClass": lambda n, o: priority_class(n) + priority_class_update(n, o),
+}
+#: Status subresource writes: what each kind's status strategy validates.
+STATUS: dict[str, Callable[[Object], Errors]] = {
+    "Pod": pod_status_update,
+    "Node": node_status,
+}
+
+#: ``standardFinalizers``: the unqualified finalizer names the core API accepts.
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+
+def metadata(kind: str, obj: Object, *, namespaced: bool, core_group: bool) -> Errors:
+    """``ValidateObjectMeta`` with the kind's name rule; the core API group's adds
+    ``validateKubeFinalizerName``."""
+    meta = as_dict(obj.get("metadata"))
+    errs = object_meta(meta, namespaced, NAME_CHECKS.get(kind, name_is_dns_subdomain))
+    if kind and core_group:
+        for i, name in enumerate(as_list(meta.get("finalizers"))):
+            text = str(name)
+            if "/" not in text and text not in _STANDARD_FINALIZERS:
+                errs.append(
+                    invalid(
+                        f"metadata.finalizers[{i}]",
+                        text,
+                        "name is neither a standard finalizer name nor is it fully qualified",
+                    )
+                )
+    return errs
+
+
+def validate_create(
+    kind: str,
+    obj: Object,
+    *,
+    namespaced: bool,
+    core_group: bool,
+    strict_events: bool = False,
+) -> Errors:
+    """Every field error ``Validate`` finds in ``obj``, a new object of the built-in ``kind``
+    (``""`` for a custom resource). ``namespaced`` is the kind's scope, ``core_group`` whether
+    it is served by the core API (``v1``); ``strict_events`` is for events written through
+    events.k8s.io/v1. Raises :class:`Undecodable` for a JSON type the decoder refuses."""
+    check_types(kind, obj)
+    errs = metadata(kind, obj, namespaced=namespaced, core_group=core_group)
+    check = CREATE.get(kind)
+    if check is not None:
+        errs.extend(check(obj))
+    elif kind == "Event":
+        errs.extend(event_create(obj, strict_events))
+    return errs
+
+
+def validate_update(
+    kind: str,
+    new: Object,
+    old: Object,
+    *,
+    namespaced: bool,
+    core_group: bool,
+    subresource: str = "",
+    strict_events: bool = False,
+) -> Errors:
+    """Every field error ``ValidateUpdate`` (or, for ``subresource="status"``, the status
+    strategy) finds in a write of ``new`` over ``old``; as :func:`validate_create`."""
+    check_types(kind, new)
+    meta = as_dict(new.get("metadata"))
+    errs = labels(meta.get("labels"), "metadata.labels")
+    errs.extend(annotation_map(meta.get("annotations"), "metadata.annotations"))
+    if subresource == "status":
+        status_check = STATUS.get(kind)
+        if status_check is not None:
+            errs.extend(status_check(new))
+    elif subresource == "":
+        errs = metadata(kind, new, namespaced=namespaced, core_group=core_group)
+        errs.extend(object_meta_update(meta, as_dict(old.get("metadata"))))
+        update = UPDATE.get(kind)
+        if update is not None:
+            errs.extend(update(new, old))
+        elif kind == "Event":
+            errs.extend(event_update(new, old, strict_events))
+        else:
+            check = CREATE.get(kind)
+            if check is not None:
+                errs.extend(check(new))
+    return errs
