@@ -2,7 +2,8 @@
 reach it through ``kube``, each in its own thread and event loop, as separate processes
 would be.
 
-Also puts this folder on ``sys.path`` so tests can import ``controller_helpers``.
+Also puts this folder on ``sys.path`` so tests can import ``controller_helpers`` and
+``control_plane``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+from control_plane import ControlPlane, start_control_plane  # noqa: E402
+
 from kubesched.apiserver.runner import ApiServerHandle, start_apiserver  # noqa: E402
 
 
@@ -27,3 +30,12 @@ def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerHan
     handle = start_apiserver(kubeconfig_path=path, bookmark_interval=0.2)
     yield handle
     handle.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """API server (three simulated nodes, node agent) + workload controllers + the live
+    scheduler as ``default-scheduler``, shared by one test module."""
+    plane = start_control_plane(tmp_path_factory.mktemp("cluster") / "kubeconfig")
+    yield plane
+    plane.stop()

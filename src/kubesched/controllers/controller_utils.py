@@ -1,0 +1,257 @@
+"""What the workload controllers share, after upstream's ``pkg/controller/controller_utils.go``.
+
+* :class:`ControllerExpectations`: what a controller is still waiting to see after it
+  created or deleted pods. Until its informer has shown them (or five minutes passed),
+  ``sync`` creates and deletes nothing more, so a slow watch never makes it create twice.
+* :class:`UIDTrackingControllerExpectations`: deletions expected by pod key, so that the
+  ``deletionTimestamp`` update and the final delete of one pod count once.
+* :func:`slow_start_batch`: calls in batches of 1, 2, 4, ..., stopping after a batch with
+  a failure (a quota error costs one doomed request, not 500).
+* :class:`PodControl`: creating pods from a template and deleting them, with upstream's
+  events (``SuccessfulCreate``, ``FailedCreate``, ``SuccessfulDelete``, ``FailedDelete``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.kube import Client, KubeError, NotFound
+from kubesched.kube.record import EventRecorder
+from kubesched.kube.resources import PODS, RawObject
+from kubesched.objects.errors import ObjectError
+from kubesched.objects.podtemplate import pod_from_template
+
+__all__ = [
+    "BURST_REPLICAS",
+    "EXPECTATIONS_TIMEOUT",
+    "FAILED_CREATE_POD_REASON",
+    "FAILED_DELETE_POD_REASON",
+    "SLOW_START_INITIAL_BATCH_SIZE",
+    "SUCCESSFUL_CREATE_POD_REASON",
+    "SUCCESSFUL_DELETE_POD_REASON",
+    "ControllerExpectations",
+    "PodControl",
+    "UIDTrackingControllerExpectations",
+    "pod_key",
+    "slow_start_batch",
+]
+
+log = logging.getLogger(__name__)
+
+#: ``ExpectationsTimeout``: expectations older than this are ignored (a lost watch event
+#: must not stall a controller forever).
+EXPECTATIONS_TIMEOUT = 300.0
+#: ``SlowStartInitialBatchSize``.
+SLOW_START_INITIAL_BATCH_SIZE = 1
+#: ``BurstReplicas``: pods a ReplicaSet creates or deletes in one sync at most.
+BURST_REPLICAS = 500
+
+SUCCESSFUL_CREATE_POD_REASON = "SuccessfulCreate"
+FAILED_CREATE_POD_REASON = "FailedCreate"
+SUCCESSFUL_DELETE_POD_REASON = "SuccessfulDelete"
+FAILED_DELETE_POD_REASON = "FailedDelete"
+
+Clock = Callable[[], float]
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """``PodKey``: ``namespace/name``."""
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+@dataclass
+class _Expectation:
+    add: int
+    delete: int
+    stamp: float
+
+    def fulfilled(self) -> bool:
+        return self.add <= 0 and self.delete <= 0
+
+
+class ControllerExpectations:
+    """Creations and deletions each controller key still expects to observe.
+
+    **clock**: monotonic seconds (injectable for tests); **timeout**: after it, unmet
+    expectations no longer hold a sync back.
+    """
+
+    def __init__(self, clock: Clock = time.monotonic, timeout: float = EXPECTATIONS_TIMEOUT):
+        self._clock = clock
+        self.timeout = timeout
+        self._records: dict[str, _Expectation] = {}
+
+    def get(self, key: str) -> tuple[int, int] | None:
+        """(creations, deletions) still expected for ``key``, if it has a record."""
+        record = self._records.get(key)
+        return None if record is None else (record.add, record.delete)
+
+    def satisfied_expectations(self, key: str) -> bool:
+        """``SatisfiedExpectations``: whether ``key`` may create or delete: no record
+        (a new controller, or one never told to expect), all observed, or expired."""
+        record = self._records.get(key)
+        if record is None:
+            return True
+        if record.fulfilled():
+            return True
+        return self._clock() - record.stamp > self.timeout
+
+    def set_expectations(self, key: str, add: int, delete: int) -> None:
+        """Expect ``add`` creations and ``delete`` deletions (replacing any record)."""
+        self._records[key] = _Expectation(add, delete, self._clock())
+
+    def expect_creations(self, key: str, adds: int) -> None:
+        """``ExpectCreations``."""
+        self.set_expectations(key, adds, 0)
+
+    def expect_deletions(self, key: str, dels: int) -> None:
+        """``ExpectDeletions``."""
+        self.set_expectations(key, 0, dels)
+
+    def raise_expectations(self, key: str, add: int, delete: int) -> None:
+        """``RaiseExpectations``: add to an existing record (nothing without one)."""
+        record = self._records.get(key)
+        if record is not None:
+            record.add += add
+            record.delete += delete
+
+    def lower_expectations(self, key: str, add: int, delete: int) -> None:
+        """``LowerExpectations``: observed (or never to be observed) changes."""
+        record = self._records.get(key)
+        if record is not None:
+            record.add -= add
+            record.delete -= delete
+
+    def creation_observed(self, key: str) -> None:
+        """``CreationObserved``: one expected pod was seen, or its create failed."""
+        self.lower_expectations(key, 1, 0)
+
+    def deletion_observed(self, key: str) -> None:
+        """``DeletionObserved``."""
+        self.lower_expectations(key, 0, 1)
+
+    def delete_expectations(self, key: str) -> None:
+        """``DeleteExpectations``: the controller is gone."""
+        self._records.pop(key, None)
+
+
+class UIDTrackingControllerExpectations(ControllerExpectations):
+    """Deletions expected by pod key: a pod's deletion counts once, whether seen as
+    its ``deletionTimestamp`` or as its removal (``UIDTrackingControllerExpectations``)."""
+
+    def __init__(self, clock: Clock = time.monotonic, timeout: float = EXPECTATIONS_TIMEOUT):
+        super().__init__(clock, timeout)
+        self._pods: dict[str, set[str]] = {}
+
+    def expect_pod_deletions(self, key: str, pod_keys: Iterable[str]) -> None:
+        """``ExpectDeletions(key, podKeys)``."""
+        keys = set(pod_keys)
+        self._pods[key] = keys
+        self.expect_deletions(key, len(keys))
+
+    def pod_deletion_observed(self, key: str, pod: str) -> None:
+        """``DeletionObserved(key, podKey)``: counts only a pod we expected, once."""
+        keys = self._pods.get(key)
+        if keys is not None and pod in keys:
+            keys.discard(pod)
+            self.deletion_observed(key)
+
+    def delete_expectations(self, key: str) -> None:
+        super().delete_expectations(key)
+        self._pods.pop(key, None)
+
+
+async def slow_start_batch(
+    count: int, initial_batch_size: int, call: Callable[[], Awaitable[None]]
+) -> tuple[int, BaseException | None]:
+    """``slowStartBatch``: run ``call`` ``count`` times in batches of
+    ``initial_batch_size``, then double, each batch concurrently; after a batch with a
+    failure, stop. Returns how many calls succeeded and the first failure."""
+    remaining = count
+    successes = 0
+    batch = min(remaining, initial_batch_size)
+    while batch > 0:
+        results = await asyncio.gather(*(call() for _ in range(batch)), return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        for failure in failures:
+            if isinstance(failure, asyncio.CancelledError):
+                raise failure
+        successes += batch - len(failures)
+        if failures:
+            return successes, failures[0]
+        remaining -= batch
+        batch = min(2 * batch, remaining)
+    return successes, None
+
+
+class PodControl:
+    """Creates and deletes an owner's pods (``RealPodControl``), recording its events."""
+
+    def __init__(self, client: Client, recorder: EventRecorder) -> None:
+        self.client = client
+        self.recorder = recorder
+
+    def _warn(self, owner: RawObject, reason: str, message: str) -> None:
+        self.recorder.event(owner, "Warning", reason, message)
+
+    async def create_pods(
+        self,
+        namespace: str,
+        template: Mapping[str, Any],
+        owner: RawObject,
+        owner_ref: Mapping[str, Any],
+    ) -> RawObject:
+        """Create one pod from ``template`` for ``owner`` (``CreatePods``); returns it.
+
+        A template the pod cannot be made from raises :class:`ObjectError`; a refused
+        create raises the :class:`~kubesched.kube.KubeError` (a ``FailedCreate`` event is
+        recorded, except for timeouts, as upstream).
+        """
+        try:
+            pod = pod_from_template(template, owner, owner_ref)
+        except ObjectError as exc:
+            self.recorder.event(
+                owner, "Warning", FAILED_CREATE_POD_REASON, f"Error creating: {exc}"
+            )
+            raise
+        pod["metadata"]["namespace"] = namespace
+        try:
+            created: RawObject = await self.client.create(PODS.raw, pod, namespace)
+        except KubeError as exc:
+            from kubesched.kube import Timeout
+
+            if not isinstance(exc, Timeout):
+                self.recorder.event(
+                    owner, "Warning", FAILED_CREATE_POD_REASON, f"Error creating: {exc}"
+                )
+            raise
+        name = (created.get("metadata") or {}).get("name", "")
+        self.recorder.event(owner, "Normal", SUCCESSFUL_CREATE_POD_REASON, f"Created pod: {name}")
+        return created
+
+    async def delete_pod(self, namespace: str, name: str, owner: RawObject, uid: str = "") -> None:
+        """Delete a pod of ``owner`` (``DeletePod``). NotFound is raised without an
+        event; other failures record ``FailedDelete``."""
+        try:
+            await self.client.delete(PODS.raw, name, namespace, uid=uid)
+        except NotFound:
+            raise
+        except KubeError as exc:
+            self.recorder.event(
+                owner, "Warning", FAILED_DELETE_POD_REASON, f"Error deleting: {exc}"
+            )
+            raise
+        self.recorder.event(owner, "Normal", SUCCESSFUL_DELETE_POD_REASON, f"Deleted pod: {name}")
+
+    async def patch_pod(self, namespace: str, name: str, patch: object) -> RawObject:
+        """A strategic merge patch of a pod (adoption and release)."""
+        patched: RawObject = await self.client.patch(
+            PODS.raw, name, patch, namespace, patch_type="strategic"
+        )
+        return patched

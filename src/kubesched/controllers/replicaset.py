@@ -1,0 +1,516 @@
+"""The ReplicaSet and ReplicationController controllers, after upstream's
+``pkg/controller/replicaset`` (``replica_set.go``, ``replica_set_utils.go``); the
+ReplicationController runs the same logic, as upstream's ``pkg/controller/replication``
+does through a conversion.
+
+Informer handlers only turn a change into the owner's key; a worker syncs a key by
+reading the owner and its pods from the caches: it claims pods (adopting orphans its
+selector matches, releasing those it no longer matches), and if its expectations are met
+creates or deletes pods to reach ``spec.replicas`` (at most :data:`BURST_REPLICAS` a
+sync, creations in slow-start batches, deletions ranked by
+:func:`~kubesched.objects.activepods.pods_to_delete`), then writes ``status``
+(replicas, fullyLabeledReplicas, readyReplicas, availableReplicas after
+``minReadySeconds``, observedGeneration, the ReplicaFailure condition) when it changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
+from kubesched.controllers.controller_utils import (
+    BURST_REPLICAS,
+    SLOW_START_INITIAL_BATCH_SIZE,
+    PodControl,
+    UIDTrackingControllerExpectations,
+    pod_key,
+    slow_start_batch,
+)
+from kubesched.controllers.ownerindex import OwnerIndex, object_key
+from kubesched.kube import Client, Conflict, Informer, KubeError, NotFound
+from kubesched.kube.record import EventRecorder
+from kubesched.kube.resources import (
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
+    RawObject,
+    Resource,
+)
+from kubesched.kube.workqueue import WorkQueue
+from kubesched.objects.activepods import is_pod_active, is_pod_available, is_pod_ready
+from kubesched.objects.activepods import pods_to_delete as rank_pods_to_delete
+from kubesched.objects.errors import ObjectError
+from kubesched.objects.podtemplate import controller_of, controller_ref
+from kubesched.objects.selectors import LabelSelector, selector_from_set
+
+__all__ = [
+    "REPLICATION_CONTROLLER_KIND",
+    "REPLICA_SET_KIND",
+    "ReplicaSetController",
+    "ReplicaSetKind",
+    "calculate_status",
+]
+
+log = logging.getLogger(__name__)
+
+#: ``ReplicaSetReplicaFailure`` (the same type name for ReplicationControllers).
+REPLICA_FAILURE = "ReplicaFailure"
+#: Workers (``--concurrent-replicaset-syncs`` default).
+DEFAULT_WORKERS = 5
+
+
+@dataclass(frozen=True)
+class ReplicaSetKind:
+    """What differs between a ReplicaSet and a ReplicationController."""
+
+    resource: Resource[RawObject]
+    api_version: str
+    kind: str
+    component: str
+    #: ``spec.selector`` is a LabelSelector (ReplicaSet) or a plain label map (RC).
+    map_selector: bool
+
+    def selector(self, obj: RawObject) -> LabelSelector:
+        """The owner's pod selector; raises :class:`ObjectError` if unusable. A missing
+        selector matches nothing (an empty LabelSelector is everything)."""
+        raw = (obj.get("spec") or {}).get("selector")
+        if self.map_selector:
+            if not isinstance(raw, dict) or not raw:
+                raise ObjectError("spec.selector", "Required value")
+            return selector_from_set({str(k): str(v) for k, v in raw.items()})
+        if raw is None:
+            raise ObjectError("spec.selector", "Required value")
+        return LabelSelector.from_dict(raw)
+
+
+REPLICA_SET_KIND = ReplicaSetKind(
+    REPLICA_SETS.raw, "apps/v1", "ReplicaSet", "replicaset-controller", False
+)
+REPLICATION_CONTROLLER_KIND = ReplicaSetKind(
+    REPLICATION_CONTROLLERS.raw, "v1", "ReplicationController", "replication-controller", True
+)
+
+
+def _replicas(obj: RawObject) -> int:
+    value = (obj.get("spec") or {}).get("replicas")
+    return int(value) if isinstance(value, int) else 1
+
+
+def _now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def calculate_status(
+    owner: RawObject, pods: list[RawObject], manage_error: BaseException | None, now: float
+) -> dict[str, Any]:
+    """``calculateStatus``: the status a sync writes for ``owner`` with its claimed
+    active ``pods`` (observedGeneration is set by the writer)."""
+    spec = owner.get("spec") or {}
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    min_ready = int(spec.get("minReadySeconds") or 0)
+    fully_labeled = ready = available = 0
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if all(labels.get(k) == v for k, v in template_labels.items()):
+            fully_labeled += 1
+        if is_pod_ready(pod):
+            ready += 1
+            if is_pod_available(pod, min_ready, now):
+                available += 1
+    status = copy.deepcopy(owner.get("status") or {})
+    conditions = [c for c in status.get("conditions") or () if isinstance(c, dict)]
+    failure = next((c for c in conditions if c.get("type") == REPLICA_FAILURE), None)
+    if manage_error is not None and failure is None:
+        diff = len(pods) - _replicas(owner)
+        reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
+        conditions.append(
+            {
+                "type": REPLICA_FAILURE,
+                "status": "True",
+                "lastTransitionTime": _now_rfc3339(),
+                "reason": reason,
+                "message": str(manage_error),
+            }
+        )
+    elif manage_error is None and failure is not None:
+        conditions = [c for c in conditions if c.get("type") != REPLICA_FAILURE]
+    status["replicas"] = len(pods)
+    for name, value in (
+        ("fullyLabeledReplicas", fully_labeled),
+        ("readyReplicas", ready),
+        ("availableReplicas", available),
+    ):
+        if value:
+            status[name] = value
+        else:
+            status.pop(name, None)
+    if conditions:
+        status["conditions"] = conditions
+    else:
+        status.pop("conditions", None)
+    return status
+
+
+_COUNTED = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
+
+
+def _status_unchanged(owner: RawObject, new: dict[str, Any]) -> bool:
+    old = owner.get("status") or {}
+    generation = (owner.get("metadata") or {}).get("generation") or 0
+    return (
+        all(int(old.get(k) or 0) == int(new.get(k) or 0) for k in _COUNTED)
+        and int(old.get("observedGeneration") or 0) == generation
+        and (old.get("conditions") or []) == (new.get("conditions") or [])
+    )
+
+
+class ReplicaSetController:
+    """Keeps each ReplicaSet's (or, with :data:`REPLICATION_CONTROLLER_KIND`, each
+    ReplicationController's) pods at ``spec.replicas``.
+
+    **owners** and **pods**: informers of plain dicts (shareable with other
+    controllers; add this controller before starting them). **pod_index**: an
+    :class:`OwnerIndex` of ``pods`` already attached (one is made otherwise).
+    **burst_replicas**: pods created or deleted per sync at most. **clock**: wall-clock
+    seconds, for availability (``minReadySeconds``).
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        owners: Informer[RawObject],
+        pods: Informer[RawObject],
+        kind: ReplicaSetKind = REPLICA_SET_KIND,
+        *,
+        pod_index: OwnerIndex | None = None,
+        burst_replicas: int = BURST_REPLICAS,
+        workers: int = DEFAULT_WORKERS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.client = client
+        self.owners = owners
+        self.pods = pods
+        self.kind = kind
+        self.burst_replicas = burst_replicas
+        self.workers = workers
+        self.clock = clock
+        if pod_index is None:
+            pod_index = OwnerIndex()
+            pod_index.attach(pods)
+        self.pod_index = pod_index
+        self.recorder = EventRecorder(client, kind.component)
+        self.pod_control = PodControl(client, self.recorder)
+        self.expectations = UIDTrackingControllerExpectations()
+        self.queue: WorkQueue[str] = WorkQueue(kind.component)
+        self._tasks: list[asyncio.Task[None]] = []
+        owners.add_handler(self._add_owner, self._update_owner, self._delete_owner)
+        pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+
+    # --- running ----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Wait for the informers' first lists, then sync until cancelled."""
+        await self.owners.has_synced.wait()
+        await self.pods.has_synced.wait()
+        workers = [
+            asyncio.create_task(self._worker(), name=f"{self.kind.component} worker {i}")
+            for i in range(self.workers)
+        ]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            self.queue.shut_down()
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            await self.recorder.flush()
+
+    async def _worker(self) -> None:
+        while (key := await self.queue.get()) is not None:
+            try:
+                await self.sync(key)
+                self.queue.forget(key)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # every failure is retried with backoff
+                if not isinstance(exc, KubeError):
+                    log.exception("%s: sync %s failed", self.kind.component, key)
+                else:
+                    log.info("%s: sync %s failed: %s", self.kind.component, key, exc)
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)
+
+    # --- event handlers: turn changes into keys ---------------------------------------
+
+    def _enqueue(self, owner: RawObject) -> None:
+        self.queue.add(object_key(owner))
+
+    def _add_owner(self, owner: RawObject) -> None:
+        self._enqueue(owner)
+
+    def _update_owner(self, old: RawObject, new: RawObject) -> None:
+        if (old.get("metadata") or {}).get("uid") != (new.get("metadata") or {}).get("uid"):
+            self._delete_owner(old)
+        self._enqueue(new)
+
+    def _delete_owner(self, owner: RawObject) -> None:
+        key = object_key(owner)
+        self.expectations.delete_expectations(key)
+        self.queue.add(key)
+
+    def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
+        """``resolveControllerRef``: the owner a reference names, if it is ours."""
+        if ref is None or ref.get("kind") != self.kind.kind:
+            return None
+        owner = self.owners.get(f"{namespace}/{ref.get('name', '')}")
+        if owner is None or (owner.get("metadata") or {}).get("uid") != ref.get("uid"):
+            return None
+        return owner
+
+    def _owners_in(self, namespace: str) -> list[RawObject]:
+        return [
+            o for o in self.owners.list() if (o.get("metadata") or {}).get("namespace") == namespace
+        ]
+
+    def _matching_owners(self, pod: RawObject) -> list[RawObject]:
+        """``getPodReplicaSets``: owners in the pod's namespace whose selector matches."""
+        meta = pod.get("metadata") or {}
+        namespace = meta.get("namespace") or ""
+        labels = meta.get("labels") or {}
+        found = []
+        for owner in self._owners_in(namespace):
+            try:
+                if self.kind.selector(owner).matches(labels):
+                    found.append(owner)
+            except ObjectError:
+                continue
+        return found
+
+    def _add_pod(self, pod: RawObject) -> None:
+        meta = pod.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            # Restarted with the pod already being deleted: do not count it as created.
+            self._delete_pod(pod)
+            return
+        owner = self._resolve(meta.get("namespace") or "", controller_of(pod))
+        if owner is not None:
+            key = object_key(owner)
+            self.expectations.creation_observed(key)
+            self.queue.add(key)
+            return
+        if controller_of(pod) is None:
+            for owner in self._matching_owners(pod):
+                self._enqueue(owner)
+
+    def _update_pod(self, old: RawObject, new: RawObject) -> None:
+        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+        if old_meta.get("resourceVersion") == new_meta.get("resourceVersion"):
+            return  # a relist's unchanged copy
+        labels_changed = old_meta.get("labels") != new_meta.get("labels")
+        if new_meta.get("deletionTimestamp"):
+            # Count it gone now: the owner should replace it at once, not after the
+            # grace period.
+            self._delete_pod(new)
+            if labels_changed:
+                self._delete_pod(old)
+            return
+        namespace = new_meta.get("namespace") or ""
+        old_ref, new_ref = controller_of(old), controller_of(new)
+        if old_ref != new_ref and old_ref is not None:
+            previous = self._resolve(namespace, old_ref)
+            if previous is not None:
+                self._enqueue(previous)
+        if new_ref is not None:
+            owner = self._resolve(namespace, new_ref)
+            if owner is None:
+                return
+            self._enqueue(owner)
+            min_ready = int((owner.get("spec") or {}).get("minReadySeconds") or 0)
+            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(new):
+                # Available only minReadySeconds later: look again then (plus a second
+                # against clock skew, as upstream).
+                self.queue.add_after(object_key(owner), min_ready + 1.0)
+            return
+        if labels_changed or old_ref != new_ref:
+            for owner in self._matching_owners(new):
+                self._enqueue(owner)
+
+    def _delete_pod(self, pod: RawObject) -> None:
+        meta = pod.get("metadata") or {}
+        owner = self._resolve(meta.get("namespace") or "", controller_of(pod))
+        if owner is None:
+            return
+        key = object_key(owner)
+        self.expectations.pod_deletion_observed(key, pod_key(pod))
+        self.queue.add(key)
+
+    # --- sync -------------------------------------------------------------------------
+
+    async def sync(self, key: str) -> None:
+        """``syncReplicaSet``: converge one owner's pods and status (level-triggered)."""
+        owner = self.owners.get(key)
+        if owner is None:
+            self.expectations.delete_expectations(key)
+            return
+        needs_sync = self.expectations.satisfied_expectations(key)
+        try:
+            selector = self.kind.selector(owner)
+        except ObjectError as exc:
+            log.warning("%s %s: invalid selector: %s", self.kind.kind, key, exc)
+            return
+        meta = owner["metadata"]
+        uid = str(meta.get("uid") or "")
+        namespace = str(meta.get("namespace") or "")
+        candidates = self.pod_index.owned_by(uid) + self.pod_index.orphans(namespace)
+        active = [pod for pod in candidates if is_pod_active(pod)]
+        pods = await self._claim_pods(owner, selector, active)
+        manage_error: BaseException | None = None
+        if needs_sync and not meta.get("deletionTimestamp"):
+            try:
+                await self._manage_replicas(pods, owner, key)
+            except (KubeError, ObjectError) as exc:
+                manage_error = exc
+        status = calculate_status(owner, pods, manage_error, self.clock())
+        updated = await self._update_status(owner, status)
+        spec = updated.get("spec") or {}
+        new_status = updated.get("status") or {}
+        min_ready = int(spec.get("minReadySeconds") or 0)
+        replicas = _replicas(updated)
+        if (
+            manage_error is None
+            and min_ready > 0
+            and int(new_status.get("readyReplicas") or 0) == replicas
+            and int(new_status.get("availableReplicas") or 0) != replicas
+        ):
+            self.queue.add_after(key, float(min_ready))
+        if manage_error is not None:
+            raise manage_error
+
+    async def _claim_pods(
+        self, owner: RawObject, selector: LabelSelector, pods: list[RawObject]
+    ) -> list[RawObject]:
+        meta = owner["metadata"]
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        what = f"{self.kind.kind} {namespace}/{name}"
+
+        async def fetch() -> RawObject:
+            fresh: RawObject = await self.client.get(self.kind.resource, name, namespace)
+            return fresh
+
+        manager = ControllerRefManager(
+            owner,
+            self.kind.api_version,
+            self.kind.kind,
+            selector,
+            self.pod_control.patch_pod,
+            recheck_deletion(fetch, str(meta.get("uid") or ""), what),
+        )
+        return await manager.claim(pods)
+
+    async def _manage_replicas(self, pods: list[RawObject], owner: RawObject, key: str) -> None:
+        """``manageReplicas``: create or delete pods towards ``spec.replicas``."""
+        diff = len(pods) - _replicas(owner)
+        namespace = str(owner["metadata"].get("namespace") or "")
+        typed = {"apiVersion": self.kind.api_version, "kind": self.kind.kind, **owner}
+        if diff < 0:
+            count = min(-diff, self.burst_replicas)
+            # Expect before creating: the watch may show a new pod before the create
+            # call returns.
+            self.expectations.expect_creations(key, count)
+            template = (owner.get("spec") or {}).get("template") or {}
+            ref = controller_ref(owner, self.kind.api_version, self.kind.kind)
+
+            async def create() -> None:
+                await self.pod_control.create_pods(namespace, template, typed, ref)
+
+            created, error = await slow_start_batch(count, SLOW_START_INITIAL_BATCH_SIZE, create)
+            # Pods never created will never be observed.
+            for _ in range(count - created):
+                self.expectations.creation_observed(key)
+            if error is not None:
+                raise error
+        elif diff > 0:
+            count = min(diff, self.burst_replicas)
+            related = self._indirectly_related_pods(owner)
+            victims = rank_pods_to_delete(pods, related, count, self.clock())
+            self.expectations.expect_pod_deletions(key, [pod_key(p) for p in victims])
+
+            async def delete(pod: Mapping[str, Any]) -> None:
+                pmeta = pod["metadata"]
+                try:
+                    await self.pod_control.delete_pod(
+                        namespace, pmeta["name"], typed, uid=str(pmeta.get("uid") or "")
+                    )
+                except KubeError as exc:
+                    # Never to be observed: lower the expectation.
+                    self.expectations.pod_deletion_observed(key, pod_key(pod))
+                    if not isinstance(exc, NotFound | Conflict):
+                        raise
+
+            results = await asyncio.gather(*(delete(p) for p in victims), return_exceptions=True)
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+
+    def _indirectly_related_pods(self, owner: RawObject) -> list[RawObject]:
+        """``getIndirectlyRelatedPods``: the pods of every owner with the same
+        controller (a Deployment's ReplicaSets); just this owner's when it has none."""
+        meta = owner.get("metadata") or {}
+        parent = controller_of(owner)
+        siblings = [owner]
+        if parent is not None:
+            siblings = []
+            for other in self._owners_in(meta.get("namespace") or ""):
+                ref = controller_of(other)
+                if ref is not None and ref.get("uid") == parent.get("uid"):
+                    siblings.append(other)
+        seen: set[str] = set()
+        related: list[RawObject] = []
+        for sibling in siblings:
+            try:
+                selector = self.kind.selector(sibling)
+            except ObjectError:
+                continue
+            smeta = sibling.get("metadata") or {}
+            candidates = self.pod_index.owned_by(str(smeta.get("uid") or ""))
+            candidates += self.pod_index.orphans(smeta.get("namespace") or "")
+            for pod in candidates:
+                uid = (pod.get("metadata") or {}).get("uid") or ""
+                if uid in seen:
+                    continue
+                if selector.matches((pod.get("metadata") or {}).get("labels") or {}):
+                    seen.add(uid)
+                    related.append(pod)
+        return related
+
+    async def _update_status(self, owner: RawObject, status: dict[str, Any]) -> RawObject:
+        """``updateReplicaSetStatus``: write ``status`` if it changed (one retry on a
+        conflict, with a fresh read); returns the owner as the server has it."""
+        if _status_unchanged(owner, status):
+            return owner
+        body = copy.copy(owner)
+        meta = owner["metadata"]
+        for attempt in range(2):
+            status["observedGeneration"] = (body.get("metadata") or {}).get("generation") or 0
+            body = {**body, "status": status}
+            body.setdefault("apiVersion", self.kind.api_version)
+            body.setdefault("kind", self.kind.kind)
+            try:
+                updated: RawObject = await self.client.update(
+                    self.kind.resource, body, subresource="status"
+                )
+                return updated
+            except Conflict:
+                if attempt:
+                    raise
+                body = await self.client.get(
+                    self.kind.resource, meta["name"], meta.get("namespace")
+                )
+        raise AssertionError("unreachable")
