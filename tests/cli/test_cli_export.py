@@ -23,6 +23,7 @@ from kubesched.kube.resources import (
     POD_DISRUPTION_BUDGETS,
     PODS,
     PRIORITY_CLASSES,
+    REPLICA_SETS,
     SERVICES,
 )
 from kubesched.plugins.registry import in_tree_registry
@@ -109,6 +110,22 @@ async def populate(client: Client) -> list[str]:
             "kind": "Service",
             "metadata": {"name": "web", "namespace": "default"},
             "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+        },
+    )
+    # No replicas (so no controller adds pods); its template is cut as pods are, and the
+    # ReplicaSet still loads: validation wants a template matching the selector.
+    template = pod("tmpl", "1", "1Gi")
+    await client.create(
+        REPLICA_SETS.raw,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": template["spec"]},
+            },
         },
     )
     await client.create(
@@ -232,7 +249,7 @@ def test_export_is_trimmed_and_loads_without_ignored_kinds(
     assert objects.ignored_kinds == {}
     assert len(objects.nodes) == 5
     assert {p.name for p in objects.pods} == {f"bound-{i}" for i in range(7)} | {"bound-mid"}
-    assert [w.kind for w in objects.workloads] == ["Service"]
+    assert [w.kind for w in objects.workloads] == ["Service", "ReplicaSet"]
     assert objects.pdbs[0].name == "web"
     huge = next(n for n in objects.nodes if n.name == "n-huge")
     assert huge.labels["topology.kubernetes.io/zone"] == "zone-b"

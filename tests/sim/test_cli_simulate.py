@@ -129,8 +129,9 @@ def test_simulate_retries_pod_when_a_bound_pod_satisfies_its_affinity(
         make_pod("follower")
         .pod_affinity("kubernetes.io/hostname", {"matchLabels": {"app": "db"}})
         .priority(10)
+        .container()
     )
-    leader = make_pod("leader").label("app", "db").priority(1)
+    leader = make_pod("leader").label("app", "db").priority(1).container()
     pods = write(tmp_path / "p.yaml", follower.dict(), leader.dict())
     code, out, _ = run(
         capsys,
@@ -156,7 +157,7 @@ def test_simulate_retries_pod_when_a_bound_pod_satisfies_its_affinity(
 def test_pod_for_another_scheduler_stays_pending(
     tmp_path: Path, cluster: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = write(tmp_path / "p.yaml", make_pod("other").scheduler_name("not-us").dict())
+    pods = write(tmp_path / "p.yaml", make_pod("other").scheduler_name("not-us").container().dict())
     code, out, _ = run(
         capsys, "simulate", "--cluster", str(cluster), "--pods", str(pods), "-o", "json"
     )
@@ -215,7 +216,9 @@ def test_explain_json_contract(
 def test_explain_pod_with_node_name_is_decided_by_node_name(
     tmp_path: Path, cluster: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pod = write(tmp_path / "pod.yaml", make_pod("pinned").node("n2").dict(), as_list=False)
+    pod = write(
+        tmp_path / "pod.yaml", make_pod("pinned").node("n2").container().dict(), as_list=False
+    )
     code, out, _ = run(
         capsys, "explain", "--cluster", str(cluster), "--pod", str(pod), "-o", "json"
     )
@@ -353,7 +356,7 @@ def test_wrong_config_exits_2_with_file_and_paths(
 ) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
-    pods = write(tmp_path / "p.yaml", make_pod("a").dict())
+    pods = write(tmp_path / "p.yaml", make_pod("a").container().dict())
     code, out, err = run(
         capsys, "simulate", "--cluster", str(cluster), "--pods", str(pods), "--config", str(path)
     )
@@ -374,7 +377,7 @@ def test_wrong_config_exits_2_with_file_and_paths(
                     make_pod("web").req(cpu="lots").dict(),
                 ],
             },
-            "items[1]: Pod default/web: spec.containers[0].resources.requests.cpu: quantities must match the regular expression",
+            'items[1]: Pod "default/web": spec.containers[0].resources.requests.cpu: quantities must match the regular expression',
             id="bad-quantity",
         ),
         pytest.param(
@@ -388,7 +391,7 @@ def test_wrong_config_exits_2_with_file_and_paths(
                 "kind": "List",
                 "items": [make_node("n1").dict(), make_node("n1").dict()],
             },
-            "Node n1: Duplicate value",
+            'Node "n1": Duplicate value',
             id="duplicate-node",
         ),
         pytest.param(
@@ -397,7 +400,7 @@ def test_wrong_config_exits_2_with_file_and_paths(
                 "kind": "List",
                 "items": [make_node("n1").taint("k", effect="Sometimes").dict()],
             },
-            'items[0]: Node n1: spec.taints[0].effect: Unsupported value: "Sometimes"',
+            'items[0]: Node "n1": metadata.taints[0].effect: Unsupported value: "Sometimes"',
             id="bad-taint",
         ),
     ],
@@ -407,7 +410,7 @@ def test_malformed_cluster_file_exits_2_with_one_line(
 ) -> None:
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text(yaml.safe_dump(content))
-    pods = write(tmp_path / "p.yaml", make_pod("a").dict())
+    pods = write(tmp_path / "p.yaml", make_pod("a").container().dict())
     code, out, err = run(capsys, "simulate", "--cluster", str(cluster), "--pods", str(pods))
     assert code == 2
     assert out == ""
@@ -429,7 +432,7 @@ def test_yaml_syntax_error_names_the_line(
 def test_unknown_priority_class_is_reported(
     tmp_path: Path, cluster: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pods = write(tmp_path / "p.yaml", make_pod("a").priority_class_name("nope").dict())
+    pods = write(tmp_path / "p.yaml", make_pod("a").priority_class_name("nope").container().dict())
     code, _, err = run(capsys, "simulate", "--cluster", str(cluster), "--pods", str(pods))
     assert code == 2
     assert (

@@ -239,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(err), file=sys.stderr)
         return EXIT_USAGE
     except (InputError, UserError) as err:
-        print(f"kubesched: error: {err}", file=sys.stderr)
+        for line in str(err).splitlines():
+            print(f"kubesched: error: {line}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return 0

@@ -13,8 +13,10 @@ for ``simulate --pods``, so a policy can be tried on a copy of production::
 Objects are cut down to the fields scheduling reads: a copy of production should carry
 neither the secrets nor the bulk of production. Containers keep their name, image,
 resources, ports and restartPolicy (sidecars) — no env, command, args or mounts; pod specs
-keep the placement fields; node status keeps capacity, allocatable and images; workloads
-keep their selectors, not their pod templates; ``managedFields`` and resourceVersions go.
+keep the placement fields; node status keeps capacity, allocatable and images; Services
+keep their selector, ports and type; workloads keep their selectors and their pod templates
+cut as pods are; ``managedFields`` and resourceVersions go. What is written stays valid:
+the policy lab validates what it reads as the API server does.
 Annotations are dropped unless ``--keep-annotations`` (custom plugins may read them, but
 they are where tools leave configuration and, sometimes, credentials). ConfigMaps, Secrets
 and Events are never exported.
@@ -73,6 +75,7 @@ _POD_SPEC_FIELDS = (
 _CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
 _POD_STATUS_FIELDS = ("phase", "startTime", "nominatedNodeName")
 _NODE_SPEC_FIELDS = ("taints", "unschedulable")
+_SERVICE_SPEC_FIELDS = ("selector", "ports", "type", "clusterIP", "externalName")
 _NODE_STATUS_FIELDS = ("capacity", "allocatable", "images")
 _META_FIELDS = (
     "name",
@@ -147,11 +150,7 @@ def _trim(raw: Raw, keep_annotations: bool) -> Raw:
     spec = raw.get("spec") or {}
     status = raw.get("status") or {}
     if kind == "Pod":
-        pod_spec = _pick(spec, _POD_SPEC_FIELDS)
-        for key in ("initContainers", "containers"):
-            if spec.get(key):
-                pod_spec[key] = _containers(spec[key])
-        out["spec"] = pod_spec
+        out["spec"] = _pod_spec(spec)
         out["status"] = _pick(status, _POD_STATUS_FIELDS)
     elif kind == "Node":
         out["spec"] = _pick(spec, _NODE_SPEC_FIELDS)
@@ -163,10 +162,33 @@ def _trim(raw: Raw, keep_annotations: bool) -> Raw:
         out["status"] = _pick(
             status, ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "disruptedPods")
         )
-    elif kind in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"):
-        # The selector is what PodTopologySpread's default constraints read; the pod
-        # template (env, command, ...) stays behind.
+    elif kind == "Service":
+        # The selector is what PodTopologySpread's default constraints read; the ports and
+        # type keep the Service one the API server (and so the loaders) accepts.
+        out["spec"] = _pick(spec, _SERVICE_SPEC_FIELDS)
+    elif kind in ("ReplicationController", "ReplicaSet", "StatefulSet"):
         out["spec"] = _pick(spec, ("selector", "replicas"))
+        template = spec.get("template")
+        if isinstance(template, Mapping):
+            out["spec"]["template"] = _template(template)
+    return out
+
+
+def _pod_spec(spec: Mapping[str, Any]) -> Raw:
+    out = _pick(spec, _POD_SPEC_FIELDS)
+    for key in ("initContainers", "containers"):
+        if spec.get(key):
+            out[key] = _containers(spec[key])
+    return out
+
+
+def _template(template: Mapping[str, Any]) -> Raw:
+    # A workload's pod template cut as its pods are (labels, placement, resources), so
+    # the workload stays valid: validation wants a template matching the selector.
+    meta = template.get("metadata") or {}
+    out: Raw = {"spec": _pod_spec(template.get("spec") or {})}
+    if meta.get("labels"):
+        out["metadata"] = {"labels": meta["labels"]}
     return out
 
 

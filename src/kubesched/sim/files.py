@@ -1,8 +1,12 @@
 """Reading cluster and workload files: YAML or JSON, one object, a ``kind: List``, or
 several YAML documents — as ``kubectl get -o yaml`` and hand-written manifests give them.
 
-Every object is decoded into the compact ``objects`` types here, once. Errors name the
-file, the item and the field: ``cluster.yaml: items[3]: Pod default/web: spec...: ...``.
+Every object read is defaulted and validated as kube-apiserver would on create
+(:mod:`kubesched.objects.defaults`, :mod:`kubesched.objects.validation`), so a file holds
+only objects a cluster could hold, then decoded into the compact ``objects`` types, once.
+Errors name the file, the item, the object and the field, with kube-apiserver's words:
+``cluster.yaml: items[3]: Pod "default/web": spec.containers[0].image: Required value``;
+every problem of a file is reported, not only the first.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.objects import defaults, validation
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -28,7 +33,12 @@ from kubesched.objects.policy import (
 
 
 class InputError(Exception):
-    """A file that cannot be used; ``str()`` is one line naming file, item and field."""
+    """A file that cannot be used; ``str()`` is one line per problem, each naming the file,
+    the item and the field."""
+
+    def __init__(self, *problems: str) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
 
 
 @dataclass
@@ -94,38 +104,101 @@ _DECODERS: dict[str, Any] = {
     **{kind: ("workloads", Workload.from_dict) for kind in WORKLOAD_KINDS},
 }
 
+#: The scope and API group of each kind read (namespaced, served by the core API), which
+#: its validation depends on.
+_SCOPES: dict[str, tuple[bool, bool]] = {
+    "Node": (False, True),
+    "Pod": (True, True),
+    "PodDisruptionBudget": (True, False),
+    "PriorityClass": (False, False),
+    "Namespace": (False, True),
+    "Service": (True, True),
+    "ReplicationController": (True, True),
+    "ReplicaSet": (True, False),
+    "StatefulSet": (True, False),
+}
+
+
+def _object_name(kind: str, raw: Mapping[str, Any]) -> str:
+    meta = raw.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    if _SCOPES[kind][0]:
+        name = f"{meta.get('namespace') or 'default'}/{name}"
+    return f'{kind} "{name}"'
+
+
+def admit(kind: str, obj: dict[str, Any]) -> list[str]:
+    """Default ``obj``, a new object of ``kind`` (one of the kinds read), in place as the API
+    server defaults it (with the namespace ``default`` when it names none, as kubectl sends
+    it), and say what kube-apiserver would refuse in it: each problem is
+    ``Kind "namespace/name": field: detail``; none when the object would be accepted."""
+    namespaced, core_group = _SCOPES[kind]
+    what = _object_name(kind, obj)
+    meta = obj.get("metadata")
+    if namespaced and isinstance(meta, dict) and not meta.get("namespace"):
+        meta["namespace"] = "default"
+    try:
+        defaults.on_create(kind, obj)
+        errs = validation.validate_create(kind, obj, namespaced=namespaced, core_group=core_group)
+    except validation.Undecodable as err:
+        # kube-apiserver's decoder names no field (a 400); ours does, for the file's reader.
+        decoder = _DECODERS[kind][1]
+        try:
+            decoder(obj)
+        except ObjectError as located:
+            return [f"{what}: {located.path}: {located.message}"]
+        return [f"{what}: cannot be handled as a {kind}: {err}"]
+    return [f"{what}: {err}" for err in errs]
+
 
 def load_objects(path: Path, into: ClusterObjects | None = None) -> ClusterObjects:
-    """Decode every object of ``path`` into ``into`` (a new ClusterObjects by default)."""
+    """Decode every object of ``path`` into ``into`` (a new ClusterObjects by default).
+    Raises :class:`InputError` with every problem found when an object is not one the API
+    server would accept."""
     out = into if into is not None else ClusterObjects()
+    problems: list[str] = []
     for where, raw in read_documents(path):
         if not isinstance(raw, Mapping):
-            raise InputError(f"{where}: expected a Kubernetes object")
+            problems.append(f"{where}: expected a Kubernetes object")
+            continue
         kind = raw.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise InputError(f"{where}: kind: Required value: every object needs a kind")
+            problems.append(f"{where}: kind: Required value: every object needs a kind")
+            continue
         entry = _DECODERS.get(kind)
         if entry is None:
             out.ignored_kinds[kind] = out.ignored_kinds.get(kind, 0) + 1
             continue
+        # What is decoded is what the API server would have stored: defaulted, and valid.
+        stored = raw if isinstance(raw, dict) else dict(raw)
+        refused = admit(kind, stored)
+        if refused:
+            problems.extend(f"{where}: {problem}" for problem in refused)
+            continue
         attr, decode = entry
         try:
-            obj = decode(raw)
+            obj = decode(stored)
         except ObjectError as err:
-            raise InputError(f"{where}: {err}") from None
+            problems.append(f"{where}: {err}")
+            continue
         getattr(out, attr).append(obj)
-    _check_unique(out, path)
+    problems.extend(_duplicates(out, path))
+    if problems:
+        raise InputError(*problems)
     return out
 
 
-def _check_unique(objs: ClusterObjects, path: Path) -> None:
+def _duplicates(objs: ClusterObjects, path: Path) -> list[str]:
+    problems = []
     seen: set[str] = set()
     for node in objs.nodes:
         if node.name in seen:
-            raise InputError(f"{path}: Node {node.name}: Duplicate value: a node of that name")
+            problems.append(f'{path}: Node "{node.name}": Duplicate value: a node of that name')
         seen.add(node.name)
     seen = set()
     for pod in objs.pods:
         if pod.key in seen:
-            raise InputError(f"{path}: Pod {pod.key}: Duplicate value: a pod of that name")
+            problems.append(f'{path}: Pod "{pod.key}": Duplicate value: a pod of that name')
         seen.add(pod.key)
+    return problems

@@ -30,11 +30,20 @@ from kubesched.sim.simulator import Placement, Simulator, refuse_extenders
 def load_cluster(cluster_file: Path, *pod_files: Path) -> tuple[ClusterObjects, list[Pod]]:
     """The cluster, and the pods to schedule: the pod files' pods, after the cluster
     file's own pods that are not bound yet. Priorities are resolved."""
-    cluster = load_objects(cluster_file)
+    # Every file is read before any problem is reported, so that one run shows them all.
+    problems: list[str] = []
+    loaded: list[ClusterObjects] = []
+    for path in (cluster_file, *pod_files):
+        try:
+            loaded.append(load_objects(path))
+        except InputError as err:
+            problems.extend(err.problems)
+    if problems:
+        raise InputError(*problems)
+    cluster, *extras = loaded
     pending = [p for p in cluster.pods if not p.node_name]
     cluster.pods = [p for p in cluster.pods if p.node_name]
-    for path in pod_files:
-        extra = load_objects(path)
+    for path, extra in zip(pod_files, extras, strict=True):
         if extra.nodes:
             raise InputError(f"{path}: a pods file holds pods only, found a Node")
         pending.extend(extra.pods)
@@ -43,7 +52,7 @@ def load_cluster(cluster_file: Path, *pod_files: Path) -> tuple[ClusterObjects, 
     known = {p.key for p in cluster.pods}
     for pod in pending:
         if pod.key in known:
-            raise InputError(f"Pod {pod.key}: Duplicate value: the pod is in the cluster already")
+            raise InputError(f'Pod "{pod.key}": Duplicate value: the pod is in the cluster already')
         known.add(pod.key)
     resolver = PriorityResolver(cluster.priority_classes)
     try:

@@ -14,6 +14,10 @@ from typing import Any
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 
+#: The image of containers built without one: kube-apiserver (and so the simulator's
+#: loaders) refuses a container with no image.
+DEFAULT_IMAGE = "pause"
+
 
 class PodWrapper:
     """Builds a v1.Pod dict step by step; ``obj()`` decodes it."""
@@ -90,14 +94,14 @@ class PodWrapper:
 
     def container(
         self,
-        image: str = "",
+        image: str = DEFAULT_IMAGE,
         *,
         requests: dict[str, Any] | None = None,
         limits: dict[str, Any] | None = None,
         ports: list[dict[str, Any]] | None = None,
         name: str | None = None,
     ) -> PodWrapper:
-        """Add a container (name defaults to ``c<i>``)."""
+        """Add a container (name defaults to ``c<i>``, image to :data:`DEFAULT_IMAGE`)."""
         containers = self._spec["containers"]
         c: dict[str, Any] = {"name": name or f"c{len(containers)}"}
         if image:
@@ -122,7 +126,11 @@ class PodWrapper:
     def init_req(self, restartable: bool = False, **resources: Any) -> PodWrapper:
         """Add an init container (a sidecar when ``restartable``) requesting ``resources``."""
         inits = self._spec.setdefault("initContainers", [])
-        c: dict[str, Any] = {"name": f"init{len(inits)}", "resources": {"requests": resources}}
+        c: dict[str, Any] = {
+            "name": f"init{len(inits)}",
+            "image": DEFAULT_IMAGE,
+            "resources": {"requests": resources},
+        }
         if restartable:
             c["restartPolicy"] = "Always"
         inits.append(c)
