@@ -141,6 +141,11 @@ def test_loader_refuses_a_bad_pod_naming_file_object_and_field(
             id="negative-allocatable",
         ),
         pytest.param(
+            node(allocatable={"cpu": "4", "pods": "1.5"}),
+            'Node "n1": status.allocatable.pods: Invalid value: 1500m: must be an integer',
+            id="fractional-pods",
+        ),
+        pytest.param(
             make_node("n1").label("zone", "a b").dict(),
             f'Node "n1": metadata.labels: Invalid value: "a b": {LABEL_VALUE}',
             id="node-label-value",
@@ -251,6 +256,14 @@ def test_objects_written_without_defaults_load(tmp_path: Path) -> None:
     assert [p.key for p in objects.pods] == ["default/web-1"]
     assert objects.pods[0].requests.milli_cpu == 1000
     assert [w.kind for w in objects.workloads] == ["ReplicationController", "Service"]
+
+
+def test_objects_as_kubectl_get_prints_them_from_a_cluster_load() -> None:
+    # Everything a live cluster fills in (managedFields, owner references, probes,
+    # projected volumes, status) is what the API server accepted; the loader does too.
+    objects = load_objects(Path(__file__).parent / "data" / "kubectl-get-dump.yaml")
+    assert [p.key for p in objects.pods] == ["kube-system/coredns-7db6d8ff4d-8xk2p"]
+    assert [n.name for n in objects.nodes] == ["kind-control-plane"]
 
 
 def test_every_problem_of_every_file_is_reported_at_once(

@@ -49,6 +49,20 @@ _RESTART_POLICIES = ("Always", "OnFailure", "Never")
 _PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _MAX_INT32 = 2**31 - 1
+#: ``integerResources`` of pkg/apis/core/helper: counted in whole units (a node's pods).
+_INTEGER_RESOURCES = frozenset(
+    {
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
 
 
 def _is_native(name: str) -> bool:
@@ -94,7 +108,7 @@ def resource_quantity(name: str, value: Any, path: str) -> Errors:
     amount = quantity(value)
     if amount.value < 0:
         return [invalid(path, str(amount), "must be greater than or equal to 0")]
-    if _is_extended(name) and amount.milli_value() % 1000:
+    if (name in _INTEGER_RESOURCES or _is_extended(name)) and amount.milli_value() % 1000:
         return [invalid(path, amount, "must be an integer")]
     return []
 
