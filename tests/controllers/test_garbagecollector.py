@@ -163,6 +163,23 @@ def test_foreground_deletion_deletes_blocking_dependents_first(collector, core):
     wait_for("the owner to go", lambda: gone(core.read_namespaced_config_map, "fg-owner"))
 
 
+def test_foreground_deletion_goes_down_the_chain(collector, core):
+    top = configmap(core, "chain-top", finalizers=["foregroundDeletion"])
+    middle = configmap(core, "chain-middle", [ref(top, block=True)])
+    configmap(core, "chain-bottom", [ref(middle, block=True)], finalizers=["example.com/hold"])
+    core.delete_namespaced_config_map("chain-top", NS)
+
+    def bottom_deleting():
+        return core.read_namespaced_config_map("chain-bottom", NS).metadata.deletion_timestamp
+
+    wait_for("the bottom to be deleted", bottom_deleting)
+    assert exists(core.read_namespaced_config_map, "chain-top")
+    assert exists(core.read_namespaced_config_map, "chain-middle")
+    core.patch_namespaced_config_map("chain-bottom", NS, {"metadata": {"finalizers": None}})
+    for name in ("chain-bottom", "chain-middle", "chain-top"):
+        wait_for(f"{name} to go", lambda name=name: gone(core.read_namespaced_config_map, name))
+
+
 def test_orphan_deletion_keeps_dependents_without_the_reference(collector, core):
     owner = configmap(core, "orphan-owner", finalizers=["orphan"])
     other = configmap(core, "orphan-other-owner")

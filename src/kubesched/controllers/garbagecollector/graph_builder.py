@@ -90,6 +90,10 @@ class GraphBuilder:
                 continue
             informer = self.informer_factory(res)
             informer.add_handler(*self._handlers(res))
+            # A shared informer may have listed already: late handlers are not told of
+            # what it holds, so replay it (an add of a known object is an update).
+            for obj in informer.list():
+                self._put(_Change("add", obj, None, res))
             self.monitors[key] = informer
             created.append(informer)
         return created

@@ -43,7 +43,6 @@ from kubesched.controllers.job.indexed_job_utils import (
     COMPLETION_INDEX_ANNOTATION,
     UNKNOWN_INDEX,
     completion_index,
-    duplicated_index_pods,
     first_pending_indexes,
     format_indexes,
     is_indexed,
@@ -53,7 +52,6 @@ from kubesched.controllers.job.indexed_job_utils import (
 from kubesched.controllers.job.pods import (
     JOB_TRACKING_FINALIZER,
     RawObject,
-    active_pods_order_key,
     controller_ref,
     format_time,
     has_tracking_finalizer,
@@ -64,8 +62,16 @@ from kubesched.controllers.job.pods import (
     meta,
     parse_time,
     phase,
-    restart_count,
     uid,
+)
+from kubesched.controllers.job.tracking_utils import (
+    active_pods_for_removal,
+    as_int,
+    clean_uncounted,
+    is_pod_failed,
+    managed_elsewhere,
+    only_replace_failed_pods,
+    past_backoff_limit_on_failure,
 )
 from kubesched.kube import Client, Informer, KubeError, NotFound, Resource
 from kubesched.kube.resources import PODS
@@ -80,8 +86,6 @@ def _as_is(raw: RawObject) -> RawObject:
 JOBS = Resource("batch", "v1", "jobs", "Job", True, _as_is)
 #: The event source, as kube-controller-manager's.
 COMPONENT = "job-controller"
-#: ``spec.managedBy`` of the Jobs this controller syncs (or unset).
-MANAGED_BY = "kubernetes.io/job-controller"
 #: ``syncJobBatchPeriod``: pod events wait this long, so a burst is one sync.
 SYNC_JOB_BATCH_PERIOD = 1.0
 #: ``MaxUncountedPods`` and ``MaxPodCreateDeletePerSync``.
@@ -101,29 +105,9 @@ def _key(obj: RawObject) -> str:
     return f"{m.get('namespace', '')}/{m.get('name', '')}"
 
 
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
 def suspended(job: RawObject) -> bool:
     """``spec.suspend``."""
     return bool((job.get("spec") or {}).get("suspend"))
-
-
-def only_replace_failed_pods(job: RawObject) -> bool:
-    """Whether terminating pods wait to be replaced until they have failed."""
-    spec = job.get("spec") or {}
-    return spec.get("podReplacementPolicy") == "Failed" or bool(spec.get("podFailurePolicy"))
-
-
-def is_pod_failed(pod: RawObject, job: RawObject) -> bool:
-    """Failed, or (unless only failed pods count) deleted before it succeeded: orphaned
-    pods may never reach the Failed phase."""
-    if phase(pod) == "Failed":
-        return True
-    if only_replace_failed_pods(job):
-        return False
-    return is_deleting(pod) and phase(pod) != "Succeeded"
 
 
 def indexed_generate_name(job_name: str, index: int) -> str:
@@ -398,7 +382,7 @@ class JobController:
             if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
                 return  # someone else's pod
             job = self._resolve(str(meta(pod).get("namespace", "")), ref)
-            if job is not None and _managed_elsewhere(job):
+            if job is not None and managed_elsewhere(job):
                 return
             if job is not None and not cond.is_finished(job):
                 return  # adopted: its Job counts it
@@ -427,7 +411,7 @@ class JobController:
             self.finalizer_expectations.delete_expectations(key)
             self._backoff.pop(key, None)
             return
-        if _managed_elsewhere(shared):
+        if managed_elsewhere(shared):
             return
         if cond.is_finished(shared):
             self._backoff.pop(key, None)
@@ -466,16 +450,16 @@ class JobController:
         active = len(active_pods)
         new_succeeded, new_failed = self._new_finished_pods(ctx)
         ctx.succeeded = (
-            _int(status.get("succeeded"), 0) + len(new_succeeded) + len(ctx.uncounted_succeeded)
+            as_int(status.get("succeeded"), 0) + len(new_succeeded) + len(ctx.uncounted_succeeded)
         )
-        ctx.failed = _int(status.get("failed"), 0) + len(new_failed) + len(ctx.uncounted_failed)
+        ctx.failed = as_int(status.get("failed"), 0) + len(new_failed) + len(ctx.uncounted_failed)
         if not status.get("startTime") and not suspended(job):
             status["startTime"] = format_time(now)
         ctx.backoff = next_record(
             self._backoff.get(key, BackoffRecord()), new_succeeded, new_failed
         )
 
-        backoff_limit = _int(spec.get("backoffLimit"), 6)
+        backoff_limit = as_int(spec.get("backoffLimit"), 6)
         conds: list[dict[str, Any]] = status.setdefault("conditions", []) or []
         status["conditions"] = conds
         met = cond.find(conds, cond.SUCCESS_CRITERIA_MET)
@@ -490,7 +474,7 @@ class JobController:
                     cond.FAILED, target.get("reason", ""), target.get("message", "")
                 )
         if ctx.finished is None:
-            if ctx.failed > backoff_limit or _past_backoff_limit_on_failure(job, pods):
+            if ctx.failed > backoff_limit or past_backoff_limit_on_failure(job, pods):
                 ctx.finished = cond.Condition(
                     cond.FAILURE_TARGET,
                     cond.REASON_BACKOFF_LIMIT_EXCEEDED,
@@ -566,7 +550,7 @@ class JobController:
         old = shared.get("status") or {}
         needs_update = (
             suspend_changed
-            or active != _int(old.get("active"), 0)
+            or active != as_int(old.get("active"), 0)
             or ctx.ready != old.get("ready")
             or ctx.terminating != old.get("terminating")
         )
@@ -610,9 +594,9 @@ class JobController:
         key = _key(job)
         spec = job.get("spec") or {}
         active = len(ctx.active_pods)
-        parallelism = _int(spec.get("parallelism"), 1)
+        parallelism = as_int(spec.get("parallelism"), 1)
         if suspended(job):
-            doomed = _active_pods_for_removal(job, ctx.active_pods, active)
+            doomed = active_pods_for_removal(job, ctx.active_pods, active)
             self.expectations.expect_deletions(key, len(doomed))
             removed_ready, removed, failure = await self._delete_job_pods(job, key, doomed)
             ctx.terminating += removed
@@ -624,7 +608,7 @@ class JobController:
             want = active if ctx.succeeded > 0 else parallelism
         else:
             want = max(min(completions - ctx.succeeded, parallelism), 0)
-        doomed = _active_pods_for_removal(job, ctx.active_pods, max(active - want, 0))
+        doomed = active_pods_for_removal(job, ctx.active_pods, max(active - want, 0))
         doomed = doomed[:MAX_POD_CREATE_DELETE_PER_SYNC]
         if doomed:
             # Deletions and creations never share a sync; deletions go first.
@@ -805,7 +789,7 @@ class JobController:
             for p in pods
             if has_tracking_finalizer(p) and uid(p) not in ctx.expected_rm_finalizers
         }
-        if _clean_uncounted(status, with_finalizer):
+        if clean_uncounted(status, with_finalizer):
             needs_flush = True
         succeeded_uids = list(uncounted.get("succeeded") or [])
         failed_uids = list(uncounted.get("failed") or [])
@@ -908,7 +892,7 @@ class JobController:
                     failure = failure or result
                 else:
                     with_finalizer.discard(uid(pod))
-        if _clean_uncounted(ctx.job["status"], with_finalizer):
+        if clean_uncounted(ctx.job["status"], with_finalizer):
             needs_flush = True
         if failure is not None:
             if needs_flush:
@@ -938,7 +922,7 @@ class JobController:
         job = ctx.job
         if finished.type == cond.COMPLETE:
             completions = ctx.completions
-            if completions is not None and _int(job["status"].get("succeeded"), 0) > completions:
+            if completions is not None and as_int(job["status"].get("succeeded"), 0) > completions:
                 self._event(
                     job,
                     "Warning",
@@ -990,53 +974,3 @@ class JobController:
 
 class _SyncError(Exception):
     """Some writes of a sync failed; it is retried with backoff."""
-
-
-def _managed_elsewhere(job: RawObject) -> bool:
-    managed_by = (job.get("spec") or {}).get("managedBy")
-    return bool(managed_by) and managed_by != MANAGED_BY
-
-
-def _past_backoff_limit_on_failure(job: RawObject, pods: list[RawObject]) -> bool:
-    """For OnFailure pods, restarts of the running pods count against backoffLimit."""
-    spec = job.get("spec") or {}
-    template_spec = (spec.get("template") or {}).get("spec") or {}
-    if template_spec.get("restartPolicy") != "OnFailure":
-        return False
-    restarts = sum(restart_count(p) for p in pods if phase(p) in ("Pending", "Running"))
-    limit = _int(spec.get("backoffLimit"), 6)
-    return restarts > 0 if limit == 0 else restarts >= limit
-
-
-def _active_pods_for_removal(
-    job: RawObject, pods: list[RawObject], at_least: int
-) -> list[RawObject]:
-    """Pods to delete: for Indexed Jobs the ones with a bad or repeated index, then the
-    least advanced (``activePodsForRemoval``)."""
-    remove: list[RawObject] = []
-    left = pods
-    if is_indexed(job):
-        completions = (job.get("spec") or {}).get("completions")
-        remove, left = duplicated_index_pods(
-            pods, completions if isinstance(completions, int) else 0
-        )
-    if len(remove) < at_least:
-        left = sorted(left, key=active_pods_order_key)
-        remove.extend(left[: at_least - len(remove)])
-    return remove
-
-
-def _clean_uncounted(status: RawObject, with_finalizer: set[str]) -> bool:
-    """Move uids whose pods no longer carry the finalizer from
-    ``uncountedTerminatedPods`` into the counters (``cleanUncountedPodsWithoutFinalizers``)."""
-    uncounted = status.setdefault("uncountedTerminatedPods", {})
-    changed = False
-    for field_name, counter in (("succeeded", "succeeded"), ("failed", "failed")):
-        uids = list(uncounted.get(field_name) or [])
-        kept = [u for u in uids if u in with_finalizer]
-        if len(kept) != len(uids):
-            changed = True
-            if not (field_name == "succeeded" and status.get("completedIndexes") is not None):
-                status[counter] = _int(status.get(counter), 0) + len(uids) - len(kept)
-            uncounted[field_name] = kept
-    return changed
