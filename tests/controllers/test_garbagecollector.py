@@ -192,3 +192,22 @@ def test_orphan_deletion_keeps_dependents_without_the_reference(collector, core)
     kept = core.read_namespaced_pod("orphan-pod", NS)
     assert kept.metadata.owner_references is None
     assert kept.metadata.deletion_timestamp is None
+
+
+def test_a_cluster_scoped_object_with_a_namespaced_owner_is_left_alone(collector, core, apiserver):
+    scheduling = client.SchedulingV1Api(
+        config.new_client_from_config(str(apiserver.kubeconfig_path))
+    )
+    owner = configmap(core, "ns-owner-of-cluster")
+    body = {
+        "metadata": {"name": "gc-invalid-owner", "ownerReferences": [ref(owner)]},
+        "value": 7,
+    }
+    scheduling.create_priority_class(body)
+    # A dependent the collector does delete, made after: once it is gone, the other one
+    # has been looked at too.
+    configmap(core, "ns-control", [{**ref(owner), "uid": str(uuid.uuid4())}])
+    wait_for(
+        "the control dependent to go", lambda: gone(core.read_namespaced_config_map, "ns-control")
+    )
+    assert scheduling.read_priority_class("gc-invalid-owner").metadata.owner_references

@@ -42,6 +42,46 @@ spec:
   backoffLimit: 4
 """
 
+#: The Indexed Job of the documentation ("Indexed Job for Parallel Processing with Static
+#: Work Assignment"), unchanged.
+INDEXED_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: 'indexed-job'
+spec:
+  completions: 5
+  parallelism: 3
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+      - name: 'input'
+        image: 'docker.io/library/bash'
+        command:
+        - "bash"
+        - "-c"
+        - |
+          items=(foo bar baz qux xyz)
+          echo ${items[$JOB_COMPLETION_INDEX]} > /input/data.txt
+        volumeMounts:
+        - mountPath: /input
+          name: input
+      containers:
+      - name: 'worker'
+        image: 'docker.io/library/busybox'
+        command:
+        - "rev"
+        - "/input/data.txt"
+        volumeMounts:
+        - mountPath: /input
+          name: input
+      volumes:
+      - name: input
+        emptyDir: {}
+"""
+
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterHandle]:
@@ -148,22 +188,29 @@ def test_pi_job_completes_and_kubectl_wait_sees_it(cluster, batch, core, tmp_pat
 
 
 def test_indexed_job_runs_each_index_once(cluster, batch, core, tmp_path):
-    apply(cluster, tmp_path, job("idx", completions=5, parallelism=2, indexed=True))
-    kubectl(cluster.kubeconfig_path, "wait", "--for=condition=complete", "job/idx", "--timeout=60s")
-    got = status(batch, "idx")
+    apply(cluster, tmp_path, INDEXED_JOB)
+    kubectl(
+        cluster.kubeconfig_path,
+        "wait",
+        "--for=condition=complete",
+        "job/indexed-job",
+        "--timeout=60s",
+    )
+    got = status(batch, "indexed-job")
     assert got["completedIndexes"] == "0-4"
     assert got["succeeded"] == 5
-    pods = pods_of(core, "idx")
+    pods = pods_of(core, "indexed-job")
     indexes = sorted(int(p.metadata.annotations[INDEX]) for p in pods)
     assert indexes == [0, 1, 2, 3, 4]
     for pod in pods:
         index = pod.metadata.annotations[INDEX]
         assert pod.metadata.labels[INDEX] == index
-        assert pod.spec.hostname == f"idx-{index}"
-        assert pod.metadata.name.startswith(f"idx-{index}-")
-        env = {e.name: e for e in pod.spec.containers[0].env}
-        field = env["JOB_COMPLETION_INDEX"].value_from.field_ref.field_path
-        assert field == f"metadata.annotations['{INDEX}']"
+        assert pod.spec.hostname == f"indexed-job-{index}"
+        assert pod.metadata.name.startswith(f"indexed-job-{index}-")
+        for container in pod.spec.init_containers + pod.spec.containers:
+            env = {e.name: e for e in container.env}
+            field = env["JOB_COMPLETION_INDEX"].value_from.field_ref.field_path
+            assert field == f"metadata.annotations['{INDEX}']"
 
 
 @pytest.mark.parametrize(

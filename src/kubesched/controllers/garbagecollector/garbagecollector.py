@@ -54,6 +54,10 @@ DEFAULT_WORKERS = 8
 DEFAULT_RESYNC_PERIOD = 30.0
 
 
+class InvalidOwnerReference(Exception):
+    """A cluster-scoped object names a namespaced owner: never retried."""
+
+
 class RestMappingError(Exception):
     """A reference names a kind the server does not serve (yet): retried with backoff."""
 
@@ -147,7 +151,10 @@ class GarbageCollector:
                     queue.add_rate_limited(uid)
                 else:
                     queue.forget(uid)
-            except _VirtualDeleteQueued:
+            except (_VirtualDeleteQueued, InvalidOwnerReference) as exc:
+                # Handled elsewhere, or an error no retry can mend.
+                if isinstance(exc, InvalidOwnerReference):
+                    log.warning("garbage collector: %s", exc)
                 queue.forget(uid)
             except (KubeError, RestMappingError) as exc:
                 log.info("garbage collector: %s; retrying", exc)
@@ -259,6 +266,12 @@ class GarbageCollector:
         if self.builder.is_absent(ref.uid):
             return None
         res = self._resource(ref.group, ref.kind)
+        if res.namespaced and not dependent.namespace:
+            # Upstream leaves such an object alone (event OwnerRefInvalidNamespace).
+            raise InvalidOwnerReference(
+                f"{dependent} names a namespaced owner {ref.kind} {ref.name!r}; "
+                "a cluster-scoped object cannot be owned by a namespaced one"
+            )
         identity = ObjectIdentity(ref.api_version, ref.kind, dependent.namespace, ref.name, ref.uid)
         # A live GET, not the cache: deleting on a stale cache cannot be undone.
         owner = await operations.get_object(self.client, res, identity)
