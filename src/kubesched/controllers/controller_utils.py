@@ -206,8 +206,10 @@ class PodControl:
         template: Mapping[str, Any],
         owner: RawObject,
         owner_ref: Mapping[str, Any],
+        generate_name: str = "",
     ) -> RawObject:
-        """Create one pod from ``template`` for ``owner`` (``CreatePods``); returns it.
+        """Create one pod from ``template`` for ``owner`` (``CreatePods``; with
+        ``generate_name``, ``CreatePodsWithGenerateName``); returns it.
 
         A template the pod cannot be made from raises :class:`ObjectError`; a refused
         create raises the :class:`~kubesched.kube.KubeError` (a ``FailedCreate`` event is
@@ -221,6 +223,8 @@ class PodControl:
             )
             raise
         pod["metadata"]["namespace"] = namespace
+        if generate_name:
+            pod["metadata"]["generateName"] = generate_name
         try:
             created: RawObject = await self.client.create(PODS.raw, pod, namespace)
         except KubeError as exc:

@@ -25,7 +25,6 @@ import contextlib
 import logging
 from typing import Any
 
-from kubesched.controllers._workqueue import ShutDown, WorkQueue
 from kubesched.controllers.garbagecollector import operations
 from kubesched.controllers.garbagecollector.graph import (
     FOREGROUND_FINALIZER,
@@ -44,6 +43,7 @@ from kubesched.controllers.garbagecollector.graph_builder import (
 )
 from kubesched.controllers.garbagecollector.restmapper import RestMapper
 from kubesched.kube import Client, Informer, KubeError, Resource
+from kubesched.kube.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +81,8 @@ class GarbageCollector:
         self.workers = workers
         self.resync_period = resync_period
         self.mapper = RestMapper()
-        self.attempt_to_delete: WorkQueue[str] = WorkQueue()
-        self.attempt_to_orphan: WorkQueue[str] = WorkQueue()
+        self.attempt_to_delete: WorkQueue[str] = WorkQueue("garbage_collector_attempt_to_delete")
+        self.attempt_to_orphan: WorkQueue[str] = WorkQueue("garbage_collector_attempt_to_orphan")
         #: Whether the informers are ours to stop (not a controller manager's).
         self._owns_informers = informer_factory is None
         factory = informer_factory or (lambda res: Informer(client, res))
@@ -135,9 +135,8 @@ class GarbageCollector:
     async def _delete_worker(self) -> None:
         queue = self.attempt_to_delete
         while True:
-            try:
-                uid = await queue.get()
-            except ShutDown:
+            uid = await queue.get()
+            if uid is None:
                 return
             try:
                 node = self.builder.graph.get(uid)
@@ -168,9 +167,8 @@ class GarbageCollector:
     async def _orphan_worker(self) -> None:
         queue = self.attempt_to_orphan
         while True:
-            try:
-                uid = await queue.get()
-            except ShutDown:
+            uid = await queue.get()
+            if uid is None:
                 return
             try:
                 node = self.builder.graph.get(uid)

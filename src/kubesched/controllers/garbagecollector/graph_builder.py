@@ -23,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.controllers._workqueue import WorkQueue
 from kubesched.controllers.garbagecollector.graph import (
     FOREGROUND_FINALIZER,
     ORPHAN_FINALIZER,
@@ -38,6 +37,7 @@ from kubesched.controllers.garbagecollector.graph import (
     owner_references,
 )
 from kubesched.kube import Informer, Resource
+from kubesched.kube.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 

@@ -30,9 +30,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kubesched.controllers._workqueue import ShutDown, WorkQueue
+from kubesched.controllers.controller_utils import (
+    ControllerExpectations,
+    PodControl,
+    slow_start_batch,
+)
 from kubesched.controllers.job import conditions as cond
-from kubesched.controllers.job._expectations import ControllerExpectations, FinalizerExpectations
 from kubesched.controllers.job.backoff_utils import (
     DEFAULT_POD_FAILURE_BACKOFF,
     MAX_POD_FAILURE_BACKOFF,
@@ -65,6 +68,7 @@ from kubesched.controllers.job.pods import (
     uid,
 )
 from kubesched.controllers.job.tracking_utils import (
+    FinalizerExpectations,
     active_pods_for_removal,
     as_int,
     clean_uncounted,
@@ -74,7 +78,10 @@ from kubesched.controllers.job.tracking_utils import (
     past_backoff_limit_on_failure,
 )
 from kubesched.kube import Client, Informer, KubeError, NotFound, Resource
+from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS
+from kubesched.kube.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
+from kubesched.objects.podtemplate import controller_ref as new_controller_ref
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +107,13 @@ MAX_API_BACKOFF = 60.0
 MAX_GENERATED_NAME_LENGTH = 58
 
 
+def _with_kind(job: RawObject) -> RawObject:
+    """The Job with its kind and apiVersion, which events name (list items lack them)."""
+    if job.get("kind") and job.get("apiVersion"):
+        return job
+    return {**job, "kind": "Job", "apiVersion": "batch/v1"}
+
+
 def _key(obj: RawObject) -> str:
     m = meta(obj)
     return f"{m.get('namespace', '')}/{m.get('name', '')}"
@@ -108,6 +122,16 @@ def _key(obj: RawObject) -> str:
 def suspended(job: RawObject) -> bool:
     """``spec.suspend``."""
     return bool((job.get("spec") or {}).get("suspend"))
+
+
+def _indexed_template(template: RawObject, job_name: str, index: int) -> RawObject:
+    """The template of the pod of ``index``: its annotation, label and hostname."""
+    copied = copy.deepcopy(template)
+    tmeta = copied.setdefault("metadata", {})
+    tmeta.setdefault("annotations", {})[COMPLETION_INDEX_ANNOTATION] = str(index)
+    tmeta.setdefault("labels", {})[COMPLETION_INDEX_ANNOTATION] = str(index)
+    copied.setdefault("spec", {})["hostname"] = f"{job_name}-{index}"
+    return copied
 
 
 def indexed_generate_name(job_name: str, index: int) -> str:
@@ -174,14 +198,19 @@ class JobController:
         self.pod_failure_backoff = pod_failure_backoff
         self.max_pod_failure_backoff = max_pod_failure_backoff
         self.clock = clock or (lambda: datetime.now(UTC))
-        self.queue: WorkQueue[str] = WorkQueue(API_BACKOFF, MAX_API_BACKOFF)
-        self.orphan_queue: WorkQueue[str] = WorkQueue(API_BACKOFF, MAX_API_BACKOFF)
+        self.queue: WorkQueue[str] = WorkQueue(
+            "job", ItemExponentialFailureRateLimiter(API_BACKOFF, MAX_API_BACKOFF)
+        )
+        self.orphan_queue: WorkQueue[str] = WorkQueue(
+            "job_orphan_pod", ItemExponentialFailureRateLimiter(API_BACKOFF, MAX_API_BACKOFF)
+        )
+        self.recorder = EventRecorder(client, COMPONENT)
+        self.pod_control = PodControl(client, self.recorder)
         self.expectations = ControllerExpectations()
         self.finalizer_expectations = FinalizerExpectations()
         self._backoff: dict[str, BackoffRecord] = {}
         #: Pods by the uid of the Job that controls them (``AddPodControllerUIDIndexer``).
         self._owned: dict[str, dict[str, RawObject]] = {}
-        self._events: set[asyncio.Task[Any]] = set()
         self.jobs.add_handler(self._job_added, self._job_updated, self._job_deleted)
         self.pods.add_handler(self._pod_added, self._pod_updated, self._pod_deleted_final)
 
@@ -211,12 +240,12 @@ class JobController:
             if self._owns_informers:
                 await self.jobs.stop()
                 await self.pods.stop()
+            await self.recorder.flush()
 
     async def _worker(self) -> None:
         while True:
-            try:
-                key = await self.queue.get()
-            except ShutDown:
+            key = await self.queue.get()
+            if key is None:
                 return
             try:
                 await self.sync(key)
@@ -232,9 +261,8 @@ class JobController:
 
     async def _orphan_worker(self) -> None:
         while True:
-            try:
-                key = await self.orphan_queue.get()
-            except ShutDown:
+            key = await self.orphan_queue.get()
+            if key is None:
                 return
             try:
                 await self.sync_orphan_pod(key)
@@ -645,8 +673,8 @@ class JobController:
     async def _create_pods(
         self, job: RawObject, key: str, count: int, indexes: list[int]
     ) -> tuple[int, Exception | None]:
-        """Create ``count`` pods in slow-start batches of 1, 2, 4, ...; stop after a
-        batch with a failure (``slowStartBatch``)."""
+        """Create ``count`` pods (one per index of ``indexes`` for an Indexed Job) in
+        slow-start batches; pods never attempted are no longer expected."""
         self.expectations.expect_creations(key, count)
         template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
         if is_indexed(job):
@@ -656,66 +684,39 @@ class JobController:
         if JOB_TRACKING_FINALIZER not in finalizers:
             finalizers.append(JOB_TRACKING_FINALIZER)
         tmeta["finalizers"] = finalizers
-        pending = list(indexes) if indexes else [UNKNOWN_INDEX] * count
-        created = 0
-        batch = 1
-        failure: Exception | None = None
-        while pending:
-            this, pending = pending[:batch], pending[batch:]
-            results = await asyncio.gather(
-                *(self._create_pod(job, template, index) for index in this),
-                return_exceptions=True,
-            )
-            errors = [r for r in results if isinstance(r, BaseException)]
-            created += len(this) - len(errors)
-            for err in errors:
-                # The informer will never see these: stop waiting for them.
-                self.expectations.creation_observed(key)
-                if failure is None and isinstance(err, Exception):
-                    failure = err
-            if errors:
-                for _ in pending:
-                    self.expectations.creation_observed(key)
-                break
-            batch *= 2
-        return created, failure
+        owner_ref = new_controller_ref(job, "batch/v1", "Job")
+        namespace = str(meta(job).get("namespace", ""))
+        owner = _with_kind(job)
+        pending = list(indexes)
+        attempted = 0
 
-    async def _create_pod(self, job: RawObject, template: RawObject, index: int) -> None:
-        jmeta = meta(job)
-        name = str(jmeta.get("name", ""))
-        tmeta = template.get("metadata") or {}
-        pod_meta: RawObject = {
-            "generateName": f"{name}-",
-            "namespace": jmeta.get("namespace"),
-            "labels": dict(tmeta.get("labels") or {}),
-            "annotations": dict(tmeta.get("annotations") or {}),
-            "finalizers": list(tmeta.get("finalizers") or []),
-            "ownerReferences": [
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "name": name,
-                    "uid": uid(job),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        }
-        pod_spec = copy.deepcopy(template.get("spec") or {})
-        if index != UNKNOWN_INDEX:
-            pod_meta["annotations"][COMPLETION_INDEX_ANNOTATION] = str(index)
-            pod_meta["labels"][COMPLETION_INDEX_ANNOTATION] = str(index)
-            pod_meta["generateName"] = indexed_generate_name(name, index)
-            pod_spec["hostname"] = f"{name}-{index}"
-        if not pod_meta["annotations"]:
-            del pod_meta["annotations"]
-        body = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
-        try:
-            pod = await self.client.create(PODS.raw, body, str(jmeta.get("namespace")))
-        except KubeError as exc:
-            self._event(job, "Warning", "FailedCreate", f"Error creating: {exc}")
-            raise
-        self._event(job, "Normal", "SuccessfulCreate", f"Created pod: {meta(pod).get('name')}")
+        async def create() -> None:
+            nonlocal attempted
+            attempted += 1
+            try:
+                if pending:
+                    index = pending.pop(0)
+                    name = str(meta(job).get("name", ""))
+                    await self.pod_control.create_pods(
+                        namespace,
+                        _indexed_template(template, name, index),
+                        owner,
+                        owner_ref,
+                        generate_name=indexed_generate_name(name, index),
+                    )
+                else:
+                    await self.pod_control.create_pods(namespace, template, owner, owner_ref)
+            except Exception:
+                # The informer will never see this pod: stop waiting for it.
+                self.expectations.creation_observed(key)
+                raise
+
+        created, failure = await slow_start_batch(count, 1, create)
+        for _ in range(count - attempted):
+            self.expectations.creation_observed(key)
+        if failure is not None and not isinstance(failure, Exception):
+            raise failure
+        return created, failure
 
     async def _delete_active_pods(
         self, job: RawObject, pods: list[RawObject]
@@ -762,13 +763,10 @@ class JobController:
 
     async def _delete_pod(self, job: RawObject, pod: RawObject) -> None:
         m = meta(pod)
-        try:
-            await self.client.delete(
-                PODS.raw, str(m.get("name")), str(m.get("namespace")), uid=uid(pod)
+        with contextlib.suppress(NotFound):
+            await self.pod_control.delete_pod(
+                str(m.get("namespace")), str(m.get("name")), _with_kind(job), uid(pod)
             )
-        except NotFound:
-            return
-        self._event(job, "Normal", "SuccessfulDelete", f"Deleted pod: {m.get('name')}")
 
     # --- status ---------------------------------------------------------------------
 
@@ -948,28 +946,8 @@ class JobController:
         ustatus["conditions"] = ustatus.get("conditions") or []
         return updated
 
-    # --- events ---------------------------------------------------------------------
-
     def _event(self, job: RawObject, kind: str, reason: str, message: str) -> None:
-        m = meta(job)
-        involved = {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "namespace": m.get("namespace"),
-            "name": m.get("name"),
-            "uid": m.get("uid"),
-            "resourceVersion": m.get("resourceVersion"),
-        }
-
-        async def send() -> None:
-            try:
-                await self.client.create_event(involved, reason, message, kind, component=COMPONENT)
-            except KubeError as exc:
-                log.info("could not record event %s for job %s: %s", reason, m.get("name"), exc)
-
-        task = asyncio.get_running_loop().create_task(send())
-        self._events.add(task)
-        task.add_done_callback(self._events.discard)
+        self.recorder.event(_with_kind(job), kind, reason, message)
 
 
 class _SyncError(Exception):

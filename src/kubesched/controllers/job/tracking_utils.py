@@ -1,10 +1,11 @@
-"""Pure rules of Job pod tracking (``tracking_utils.go`` and the helpers of
-``job_controller.go``): which pods count as failed, when restarts exhaust backoffLimit,
-which active pods go first, and how released pods move from
-``status.uncountedTerminatedPods`` into the counters."""
+"""Job pod tracking (``tracking_utils.go`` and the helpers of ``job_controller.go``):
+the pods whose tracking finalizer removal is not yet observed, which pods count as
+failed, when restarts exhaust backoffLimit, which active pods go first, and how released
+pods move from ``status.uncountedTerminatedPods`` into the counters."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kubesched.controllers.job.indexed_job_utils import duplicated_index_pods, is_indexed
@@ -88,3 +89,30 @@ def clean_uncounted(status: RawObject, with_finalizer: set[str]) -> bool:
             status[counter] = as_int(status.get(counter), 0) + len(uids) - len(kept)
             uncounted[field_name] = kept
     return changed
+
+
+class FinalizerExpectations:
+    """Per Job, the pods whose tracking finalizer removal is not yet observed."""
+
+    def __init__(self) -> None:
+        self._uids: dict[str, set[str]] = {}
+
+    def expect_removals(self, key: str, uids: Iterable[str]) -> None:
+        """The controller is about to remove the finalizer of ``uids``."""
+        self._uids.setdefault(key, set()).update(uids)
+
+    def removal_observed(self, key: str, uid: str) -> None:
+        """The pod ``uid`` was seen without its finalizer (or gone)."""
+        uids = self._uids.get(key)
+        if uids is not None:
+            uids.discard(uid)
+            if not uids:
+                del self._uids[key]
+
+    def expected(self, key: str) -> set[str]:
+        """The uids still expected to lose their finalizer."""
+        return set(self._uids.get(key, ()))
+
+    def delete_expectations(self, key: str) -> None:
+        """Forget ``key``."""
+        self._uids.pop(key, None)
