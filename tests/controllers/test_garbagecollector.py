@@ -163,6 +163,9 @@ def test_foreground_deletion_deletes_blocking_dependents_first(collector, core):
     wait_for("the owner to go", lambda: gone(core.read_namespaced_config_map, "fg-owner"))
 
 
+@pytest.mark.skip(
+    reason="needs the API server's propagationPolicy (issue 13 item 3), not yet on main"
+)
 def test_foreground_deletion_goes_down_the_chain(collector, core):
     top = configmap(core, "chain-top", finalizers=["foregroundDeletion"])
     middle = configmap(core, "chain-middle", [ref(top, block=True)])

@@ -14,6 +14,9 @@ import pytest
 import yaml
 from controller_helpers import InThread, kubectl, wait_for
 from kubernetes import client, config
+
+# Until the controller manager and the served Job kind are on main (issue 13, items 1 and 3).
+pytest.importorskip("kubesched.cli.cluster")
 from kubesched.cli.cluster import ClusterHandle, start_cluster
 from kubesched.controllers.kubelet import EXIT_CODE_ANNOTATION, RUN_SECONDS_ANNOTATION
 
