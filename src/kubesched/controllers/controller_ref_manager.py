@@ -35,7 +35,8 @@ class ControllerRefManager:
 
     **patch(namespace, name, body)** sends a strategic merge patch to one object;
     **recheck()** reads the owner live and raises :class:`OwnerGone` if it is being
-    deleted or was replaced.
+    deleted or was replaced. **finalizers**: added to each adopted object
+    (``NewPodControllerRefManager``'s finalizers).
     """
 
     def __init__(
@@ -46,6 +47,7 @@ class ControllerRefManager:
         selector: LabelSelector,
         patch: Patch,
         recheck: Callable[[], Awaitable[None]],
+        finalizers: tuple[str, ...] = (),
     ) -> None:
         self.owner = owner
         meta = owner.get("metadata") or {}
@@ -57,6 +59,8 @@ class ControllerRefManager:
         self.selector = selector
         self._patch = patch
         self._recheck = recheck
+        #: Finalizers an adopted object gets too (the Job's pod-tracking finalizer).
+        self.finalizers = finalizers
         self._can_adopt: bool | None = None
 
     async def _can_adopt_once(self) -> None:
@@ -140,6 +144,8 @@ class ControllerRefManager:
                 "uid": meta.get("uid"),
             }
         }
+        if self.finalizers:
+            body["metadata"]["finalizers"] = list(self.finalizers)
         await self._patch(str(meta.get("namespace") or ""), str(meta.get("name")), body)
 
     async def _release(self, obj: RawObject) -> None:

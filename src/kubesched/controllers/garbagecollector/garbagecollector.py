@@ -238,7 +238,11 @@ class GarbageCollector:
                 policy = "Foreground"
             else:
                 policy = "Background"
-            log.info("garbage collector: deleting %s (%s), its owners are gone", identity, policy)
+            log.info(
+                "garbage collector: deleting %s (%s): its owners are gone or being deleted",
+                identity,
+                policy,
+            )
             await operations.delete_object(self.client, res, identity, policy)
 
     async def _classify(

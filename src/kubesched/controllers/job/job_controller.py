@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
 from kubesched.controllers.controller_utils import (
     ControllerExpectations,
     PodControl,
@@ -77,11 +78,14 @@ from kubesched.controllers.job.tracking_utils import (
     only_replace_failed_pods,
     past_backoff_limit_on_failure,
 )
+from kubesched.controllers.ownerindex import OwnerIndex
 from kubesched.kube import Client, Informer, KubeError, NotFound, Resource
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS
 from kubesched.kube.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
+from kubesched.objects.errors import ObjectError
 from kubesched.objects.podtemplate import controller_ref as new_controller_ref
+from kubesched.objects.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +187,7 @@ class JobController:
         client: Client,
         jobs: Informer[RawObject] | None = None,
         pods: Informer[RawObject] | None = None,
+        pod_index: OwnerIndex | None = None,
         workers: int = DEFAULT_WORKERS,
         batch_period: float = SYNC_JOB_BATCH_PERIOD,
         pod_failure_backoff: float = DEFAULT_POD_FAILURE_BACKOFF,
@@ -209,8 +214,11 @@ class JobController:
         self.expectations = ControllerExpectations()
         self.finalizer_expectations = FinalizerExpectations()
         self._backoff: dict[str, BackoffRecord] = {}
-        #: Pods by the uid of the Job that controls them (``AddPodControllerUIDIndexer``).
-        self._owned: dict[str, dict[str, RawObject]] = {}
+        if pod_index is None:
+            pod_index = OwnerIndex()
+            pod_index.attach(self.pods)
+        #: Pods by the uid of their controller (``AddPodControllerUIDIndexer``), and orphans.
+        self.pod_index = pod_index
         self.jobs.add_handler(self._job_added, self._job_updated, self._job_deleted)
         self.pods.add_handler(self._pod_added, self._pod_updated, self._pod_deleted_final)
 
@@ -290,21 +298,7 @@ class JobController:
     def _enqueue_batched(self, job: RawObject) -> None:
         self.queue.add_after(_key(job), self.batch_period)
 
-    def _index_pod(self, old: RawObject | None, pod: RawObject | None) -> None:
-        old_ref = controller_ref(old) if old is not None else None
-        new_ref = controller_ref(pod) if pod is not None else None
-        key = _key(pod if pod is not None else old)  # type: ignore[arg-type]
-        if old_ref is not None and (new_ref is None or old_ref.get("uid") != new_ref.get("uid")):
-            owned = self._owned.get(str(old_ref.get("uid")))
-            if owned is not None:
-                owned.pop(key, None)
-                if not owned:
-                    del self._owned[str(old_ref.get("uid"))]
-        if new_ref is not None and pod is not None:
-            self._owned.setdefault(str(new_ref.get("uid")), {})[key] = pod
-
     def _pod_added(self, pod: RawObject) -> None:
-        self._index_pod(None, pod)
         if is_deleting(pod):
             # A pod already being deleted is no creation to observe (a restart).
             self._pod_deleted(pod, final=False)
@@ -319,9 +313,27 @@ class JobController:
             return
         if has_tracking_finalizer(pod):
             self.orphan_queue.add(_key(pod))
+        # A Job whose selector matches may adopt it.
+        for job in self._jobs_selecting(pod):
+            self._enqueue_batched(job)
+
+    def _jobs_selecting(self, pod: RawObject) -> list[RawObject]:
+        """The Jobs of the pod's namespace whose selector matches it (``GetPodJobs``)."""
+        namespace = str(meta(pod).get("namespace", ""))
+        labels = meta(pod).get("labels") or {}
+        found = []
+        for job in self.jobs.list():
+            if meta(job).get("namespace") != namespace:
+                continue
+            try:
+                selector = LabelSelector.from_dict((job.get("spec") or {}).get("selector") or {})
+            except ObjectError:
+                continue
+            if not selector.is_empty() and selector.matches(labels):
+                found.append(job)
+        return found
 
     def _pod_updated(self, old: RawObject, pod: RawObject) -> None:
-        self._index_pod(old, pod)
         if meta(old).get("resourceVersion") == meta(pod).get("resourceVersion"):
             return
         if is_deleting(pod):
@@ -347,9 +359,11 @@ class JobController:
             return
         if has_tracking_finalizer(pod):
             self.orphan_queue.add(_key(pod))
+        if meta(old).get("labels") != meta(pod).get("labels") or old_ref != ref:
+            for job in self._jobs_selecting(pod):
+                self._enqueue_batched(job)
 
     def _pod_deleted_final(self, pod: RawObject) -> None:
-        self._index_pod(pod, None)
         self._pod_deleted(pod, final=True)
 
     def _pod_deleted(self, pod: RawObject, final: bool) -> None:
@@ -394,7 +408,7 @@ class JobController:
         self._cleanup_pod_finalizers(job)
 
     def _cleanup_pod_finalizers(self, job: RawObject) -> None:
-        for pod in list(self._owned.get(uid(job), {}).values()):
+        for pod in self.pod_index.owned_by(uid(job)):
             if has_tracking_finalizer(pod):
                 self.orphan_queue.add(_key(pod))
 
@@ -428,8 +442,47 @@ class JobController:
 
     # --- sync -----------------------------------------------------------------------
 
-    def _pods_for_job(self, job: RawObject) -> list[RawObject]:
-        return list(self._owned.get(uid(job), {}).values())
+    async def _pods_for_job(self, job: RawObject) -> list[RawObject]:
+        """The pods the Job controls: its own, less those its selector no longer
+        matches (released), plus matching orphans (adopted, with the tracking
+        finalizer) (``getPodsForJob``)."""
+        m = meta(job)
+        namespace, name = str(m.get("namespace") or ""), str(m.get("name") or "")
+        try:
+            selector = LabelSelector.from_dict((job.get("spec") or {}).get("selector") or {})
+        except ObjectError as exc:
+            raise _SyncError(f"job {namespace}/{name}: invalid selector: {exc}") from exc
+        job_uid = uid(job)
+        candidates = self.pod_index.owned_by(job_uid) + self.pod_index.orphans(namespace)
+
+        async def fetch() -> RawObject:
+            fresh: RawObject = await self.client.get(JOBS, name, namespace)
+            return fresh
+
+        manager = ControllerRefManager(
+            job,
+            "batch/v1",
+            "Job",
+            selector,
+            self.pod_control.patch_pod,
+            recheck_deletion(fetch, job_uid, f"Job {namespace}/{name}"),
+            finalizers=(JOB_TRACKING_FINALIZER,),
+        )
+        pods = await manager.claim(candidates)
+        claimed = []
+        for pod in pods:
+            adopted = all(
+                ref.get("uid") != job_uid for ref in meta(pod).get("ownerReferences") or []
+            )
+            if adopted and not has_tracking_finalizer(pod):
+                # Count the adopted pod as the patch made it.
+                pod = copy.deepcopy(pod)
+                pod["metadata"]["finalizers"] = [
+                    *(pod["metadata"].get("finalizers") or []),
+                    JOB_TRACKING_FINALIZER,
+                ]
+            claimed.append(pod)
+        return claimed
 
     async def sync(self, key: str) -> None:
         """Bring one Job's pods and status in line with its spec (``syncJob``)."""
@@ -463,7 +516,7 @@ class JobController:
         now = self.clock()
         # Expectations first: a pod created after the listing must not sneak in.
         satisfied = self.expectations.satisfied_expectations(key)
-        pods = self._pods_for_job(job)
+        pods = await self._pods_for_job(job)
         active_pods = [p for p in pods if is_active(p)]
         ctx = _SyncContext(
             job=job,
