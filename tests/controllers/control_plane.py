@@ -28,6 +28,7 @@ from kubernetes import config as k8s_config
 
 from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.config import KubeSchedulerConfiguration, default_config
+from kubesched.controllers.deployment import DEPLOYMENTS, DeploymentController
 from kubesched.controllers.ownerindex import OwnerIndex
 from kubesched.controllers.replicaset import (
     REPLICATION_CONTROLLER_KIND,
@@ -53,6 +54,9 @@ class ControlPlane:
     #: pod UID -> every node name the pod was seen bound to.
     nodes_seen: dict[str, set[str]] = field(default_factory=dict)
     controllers: dict[str, Any] = field(default_factory=dict)
+    #: Every pod ADDED / DELETED the controllers' informer saw, in order:
+    #: (event, pod name, name of its controller).
+    pod_log: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def kubeconfig(self) -> Path:
@@ -80,6 +84,14 @@ class ControlPlane:
         k8s_config.load_kube_config(str(self.kubeconfig), client_configuration=configuration)
         return k8s.ApiClient(configuration)
 
+    def pod_events(self) -> list[tuple[str, str, str]]:
+        """A copy of :attr:`pod_log`, taken in the controllers' loop."""
+
+        async def copy() -> list[tuple[str, str, str]]:
+            return list(self.pod_log)
+
+        return asyncio.run_coroutine_threadsafe(copy(), self.loop).result(10)
+
     def rebound(self) -> dict[str, set[str]]:
         """Pods seen on more than one node (there must be none)."""
         seen = asyncio.run_coroutine_threadsafe(_copy(self.nodes_seen), self.loop).result(10)
@@ -103,12 +115,16 @@ def default_scheduler_config() -> KubeSchedulerConfiguration:
     return dataclasses.replace(config, leader_election=election)
 
 
-def start_control_plane(kubeconfig: Path, nodes: int = 3) -> ControlPlane:
-    """Start the API server, then the controllers and the scheduler; return once every
-    informer has synced."""
-    apiserver = start_apiserver(
-        kubeconfig_path=kubeconfig, bookmark_interval=0.2, nodes=nodes, run_delay=0.05
-    )
+def start_control_plane(
+    kubeconfig: Path, nodes: int = 3, apiserver: ApiServerHandle | None = None
+) -> ControlPlane:
+    """Start the API server (or use ``apiserver``), then the controllers and the
+    scheduler; return once every informer has synced. The Deployment controller runs
+    when the server serves apps/v1 Deployments."""
+    if apiserver is None:
+        apiserver = start_apiserver(
+            kubeconfig_path=kubeconfig, bookmark_interval=0.2, nodes=nodes, run_delay=0.05
+        )
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     plane = ControlPlane(apiserver, loop, threading.Thread())
@@ -120,28 +136,52 @@ def start_control_plane(kubeconfig: Path, nodes: int = 3) -> ControlPlane:
             pods: Informer[dict[str, Any]] = Informer(client, PODS.raw)
             replica_sets: Informer[dict[str, Any]] = Informer(client, REPLICA_SETS.raw)
             rcs: Informer[dict[str, Any]] = Informer(client, REPLICATION_CONTROLLERS.raw)
+            deployments: Informer[dict[str, Any]] = Informer(client, DEPLOYMENTS)
             index = OwnerIndex()
             index.attach(pods)
+            rs_index = OwnerIndex()
+            rs_index.attach(replica_sets)
             rs = ReplicaSetController(client, replica_sets, pods, pod_index=index)
             rc = ReplicaSetController(
                 client, rcs, pods, REPLICATION_CONTROLLER_KIND, pod_index=index
             )
             plane.controllers.update(replicaset=rs, replicationcontroller=rc)
+            apps = await client.request("GET", "/apis/apps/v1")
+            served = {r.get("name") for r in apps.get("resources") or ()}
+            informers = [pods, replica_sets, rcs]
+            controllers: list[Any] = [rs, rc]
+            if "deployments" in served:
+                dc = DeploymentController(
+                    client, deployments, replica_sets, pods, rs_index=rs_index, pod_index=index
+                )
+                plane.controllers["deployment"] = dc
+                informers.append(deployments)
+                controllers.append(dc)
 
             def seen(pod: dict[str, Any]) -> None:
                 node = (pod.get("spec") or {}).get("nodeName")
                 if node:
                     plane.nodes_seen.setdefault(pod["metadata"]["uid"], set()).add(node)
 
-            pods.add_handler(seen, lambda _old, new: seen(new))
+            def logged(event: str) -> Callable[[dict[str, Any]], None]:
+                def log(pod: dict[str, Any]) -> None:
+                    refs = pod["metadata"].get("ownerReferences") or [{}]
+                    plane.pod_log.append((event, pod["metadata"]["name"], refs[0].get("name", "")))
+
+                return log
+
+            pods.add_handler(
+                lambda pod: (seen(pod), logged("ADDED")(pod)),
+                lambda _old, new: seen(new),
+                logged("DELETED"),
+            )
             scheduler = Scheduler(
                 default_scheduler_config(), in_tree_registry(), client, rng=random.Random(0)
             )
-            informers = [pods, replica_sets, rcs]
             for informer in informers:
                 informer.start()
             scheduler_task = asyncio.create_task(scheduler.run())
-            tasks = [asyncio.create_task(c.run()) for c in (rs, rc)]
+            tasks = [asyncio.create_task(c.run()) for c in controllers]
             try:
                 await asyncio.gather(*(i.has_synced.wait() for i in informers))
                 while not all(i.has_synced.is_set() for i in scheduler.informers):

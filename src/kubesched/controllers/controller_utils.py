@@ -37,6 +37,7 @@ __all__ = [
     "ControllerExpectations",
     "PodControl",
     "UIDTrackingControllerExpectations",
+    "WrittenVersions",
     "pod_key",
     "slow_start_batch",
 ]
@@ -165,6 +166,37 @@ class UIDTrackingControllerExpectations(ControllerExpectations):
     def delete_expectations(self, key: str) -> None:
         super().delete_expectations(key)
         self._pods.pop(key, None)
+
+
+class WrittenVersions:
+    """The resourceVersion each controller key last wrote, to tell a cache that has not
+    yet seen our own write: syncing from it would only earn a 409 Conflict, and the
+    informer's event for the write enqueues the key again anyway. resourceVersions are
+    opaque; they are compared only when both are integers (as every known server's are).
+    """
+
+    def __init__(self) -> None:
+        self._versions: dict[str, int] = {}
+
+    def record(self, key: str, obj: Mapping[str, Any]) -> None:
+        """``obj`` is what the server answered to our write of ``key``."""
+        text = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        if text.isdigit():
+            self._versions[key] = int(text)
+
+    def stale(self, key: str, cached: Mapping[str, Any]) -> bool:
+        """Whether ``cached`` is older than our last write of ``key``."""
+        written = self._versions.get(key)
+        text = str((cached.get("metadata") or {}).get("resourceVersion") or "")
+        if written is None or not text.isdigit():
+            return False
+        if int(text) >= written:
+            del self._versions[key]
+            return False
+        return True
+
+    def forget(self, key: str) -> None:
+        self._versions.pop(key, None)
 
 
 async def slow_start_batch(

@@ -30,6 +30,7 @@ from kubesched.controllers.controller_utils import (
     SLOW_START_INITIAL_BATCH_SIZE,
     PodControl,
     UIDTrackingControllerExpectations,
+    WrittenVersions,
     pod_key,
     slow_start_batch,
 )
@@ -207,6 +208,7 @@ class ReplicaSetController:
         self.recorder = EventRecorder(client, kind.component)
         self.pod_control = PodControl(client, self.recorder)
         self.expectations = UIDTrackingControllerExpectations()
+        self.written = WrittenVersions()
         self.queue: WorkQueue[str] = WorkQueue(kind.component)
         self._tasks: list[asyncio.Task[None]] = []
         owners.add_handler(self._add_owner, self._update_owner, self._delete_owner)
@@ -358,7 +360,10 @@ class ReplicaSetController:
         owner = self.owners.get(key)
         if owner is None:
             self.expectations.delete_expectations(key)
+            self.written.forget(key)
             return
+        if self.written.stale(key, owner):
+            return  # our own status write is on its way to the cache
         needs_sync = self.expectations.satisfied_expectations(key)
         try:
             selector = self.kind.selector(owner)
@@ -506,6 +511,7 @@ class ReplicaSetController:
                 updated: RawObject = await self.client.update(
                     self.kind.resource, body, subresource="status"
                 )
+                self.written.record(object_key(owner), updated)
                 return updated
             except Conflict:
                 if attempt:
