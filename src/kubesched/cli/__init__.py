@@ -28,6 +28,9 @@ from kubesched.sim.files import InputError
 from kubesched.sim.lab import explain, load_cluster, simulate, simulation_json
 from kubesched.sim.workloads import DEFAULT_SIZES, WORKLOADS
 
+#: The end-to-end workload mode: a Deployment through controllers, scheduler and kubelet.
+E2E_DEPLOYMENT = "deployment"
+
 EXIT_USAGE = 2
 
 
@@ -84,6 +87,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
+    if args.workload == E2E_DEPLOYMENT:
+        if not args.e2e:
+            raise UserError(f"--workload {E2E_DEPLOYMENT}: only with --e2e")
+        from kubesched.cli.e2eworkload import run_workload_command
+
+        return run_workload_command(args)
     if args.e2e:
         from kubesched.cli.e2ebench import run_e2e_command
 
@@ -169,7 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench", help="measure a profile on a scheduler_perf-like workload, every node scored"
     )
-    bench.add_argument("--workload", choices=WORKLOADS, default="basic")
+    bench.add_argument(
+        "--workload",
+        choices=(*WORKLOADS, E2E_DEPLOYMENT),
+        default="basic",
+        help=f"with --e2e, {E2E_DEPLOYMENT}: one Deployment of --pods replicas through the "
+        "whole control plane",
+    )
     bench.add_argument("--nodes", type=int, help="nodes (default per workload, 5000)")
     bench.add_argument("--init-pods", type=int, help="pods placed before measuring")
     bench.add_argument("--pods", type=int, help="pods measured")
