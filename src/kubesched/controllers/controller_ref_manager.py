@@ -85,6 +85,10 @@ class ControllerRefManager:
         claimed: list[RawObject] = []
         errors: list[BaseException] = []
         for obj in objects:
+            ref = controller_of(obj)
+            if ref is not None and ref.get("uid") == self.uid and self._matches(obj, match):
+                claimed.append(obj)  # ours and still matching: the common case, no await
+                continue
             try:
                 if await self._claim_one(obj, match):
                     claimed.append(obj)

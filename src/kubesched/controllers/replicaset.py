@@ -44,7 +44,12 @@ from kubesched.kube.resources import (
     Resource,
 )
 from kubesched.kube.workqueue import WorkQueue
-from kubesched.objects.activepods import is_pod_active, is_pod_available, is_pod_ready
+from kubesched.objects.activepods import (
+    is_pod_active,
+    is_pod_available,
+    is_pod_ready,
+    pod_ready_condition,
+)
 from kubesched.objects.activepods import pods_to_delete as rank_pods_to_delete
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.podtemplate import controller_of, controller_ref
@@ -126,9 +131,10 @@ def calculate_status(
         labels = (pod.get("metadata") or {}).get("labels") or {}
         if all(labels.get(k) == v for k, v in template_labels.items()):
             fully_labeled += 1
-        if is_pod_ready(pod):
+        condition = pod_ready_condition(pod)
+        if condition is not None and condition.get("status") == "True":
             ready += 1
-            if is_pod_available(pod, min_ready, now):
+            if min_ready == 0 or is_pod_available(pod, min_ready, now):
                 available += 1
     status = copy.deepcopy(owner.get("status") or {})
     conditions = [c for c in status.get("conditions") or () if isinstance(c, dict)]
