@@ -10,13 +10,14 @@ it could claim.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from kubesched.kube import Informer
 from kubesched.kube.resources import RawObject
 from kubesched.objects.podtemplate import controller_of
 
-__all__ = ["OwnerIndex", "object_key"]
+__all__ = ["OwnerIndex", "object_key", "shared_index"]
 
 
 def object_key(obj: RawObject) -> str:
@@ -30,6 +31,20 @@ def object_key(obj: RawObject) -> str:
 def _owner_uid(obj: RawObject) -> str:
     ref = controller_of(obj)
     return str(ref.get("uid") or "") if ref is not None else ""
+
+
+_SHARED: weakref.WeakKeyDictionary[Informer[Any], OwnerIndex] = weakref.WeakKeyDictionary()
+
+
+def shared_index(informer: Informer[Any]) -> OwnerIndex:
+    """The one :class:`OwnerIndex` of a shared ``informer`` (made and attached on first
+    request): controllers that follow the same pods share one index, as they share the
+    informer."""
+    index = _SHARED.get(informer)
+    if index is None:
+        index = _SHARED[informer] = OwnerIndex()
+        index.attach(informer)
+    return index
 
 
 class OwnerIndex:
