@@ -71,6 +71,54 @@ class NodeBuilder:
         return self._obj
 
 
+class WorkloadBuilder:
+    """``WorkloadBuilder("apps/v1", "Deployment", "web").replicas(3).obj()``: a workload
+    whose selector matches its template's ``app: <name>`` label."""
+
+    def __init__(self, api_version: str, kind: str, name: str, namespace: str = "default"):
+        self._obj: dict[str, Any] = {
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
+                },
+            },
+        }
+
+    def spec(self, **fields: Any) -> WorkloadBuilder:
+        self._obj["spec"].update(fields)
+        return self
+
+    def no_selector(self) -> WorkloadBuilder:
+        del self._obj["spec"]["selector"]
+        return self
+
+    def restart_policy(self, policy: str) -> WorkloadBuilder:
+        self._obj["spec"]["template"]["spec"]["restartPolicy"] = policy
+        return self
+
+    def annotate(self, key: str, value: str) -> WorkloadBuilder:
+        self._obj["metadata"].setdefault("annotations", {})[key] = value
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return self._obj
+
+
+def deployment(name: str) -> WorkloadBuilder:
+    """An apps/v1 Deployment builder."""
+    return WorkloadBuilder("apps/v1", "Deployment", name)
+
+
+def job(name: str) -> WorkloadBuilder:
+    """A batch/v1 Job builder (generated selector, restartPolicy Never)."""
+    return WorkloadBuilder("batch/v1", "Job", name).no_selector().restart_policy("Never")
+
+
 def event(name: str, involved: dict[str, str], reason: str = "Scheduled") -> dict[str, Any]:
     """A core/v1 Event about ``involved`` (kind, name, namespace, uid)."""
     return {

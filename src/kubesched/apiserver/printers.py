@@ -1,8 +1,9 @@
 """Table printers of the kinds besides pods, nodes and events (:mod:`.tables`): the
 columns and cells of kube-apiserver's ``printNamespace``, ``printConfigMap``,
-``printService``, ``printReplicationController``, ``printReplicaSet``,
-``printStatefulSet``, ``printPodDisruptionBudget``, ``printPriorityClass`` and
-``printLease``, so that ``kubectl get svc,cm,pdb,pc,rc,rs,sts,leases,ns`` prints what it
+``printSecret``, ``printServiceAccount``, ``printService``, ``printReplicationController``,
+``printDeployment``, ``printReplicaSet``, ``printStatefulSet``, ``printJob``,
+``printPodDisruptionBudget``, ``printPriorityClass`` and ``printLease``, so that
+``kubectl get svc,cm,secret,sa,pdb,pc,rc,deploy,rs,sts,job,leases,ns`` prints what it
 prints against a real cluster. Wide columns (priority 1) are always filled, as upstream's
 server does; kubectl shows them with ``-o wide``.
 
@@ -17,7 +18,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from kubesched.apiserver.table_cells import AGE_DOC, NAME_DOC, Cells, Column, age, col
+from kubesched.apiserver.errors import ApiError
+from kubesched.apiserver.scale import label_selector_string
+from kubesched.apiserver.table_cells import (
+    AGE_DOC,
+    NAME_DOC,
+    Cells,
+    Column,
+    age,
+    col,
+    human_duration,
+)
 from kubesched.apiserver.watch import Object
 
 __all__ = ["PRINTERS"]
@@ -109,6 +120,31 @@ def configmap_cells(obj: Object, now: datetime) -> Cells:
     """``printConfigMap``: the count of data and binaryData keys."""
     count = len(obj.get("data") or {}) + len(obj.get("binaryData") or {})
     return [_name(obj), count, _created(obj, now)]
+
+
+SECRET_COLUMNS = [
+    _name_col(),
+    col("Type", "Used to facilitate programmatic handling of secret data."),
+    col("Data", "How many keys data holds."),
+    _age_col(),
+]
+
+
+def secret_cells(obj: Object, now: datetime) -> Cells:
+    """``printSecret``: the type and the count of data keys."""
+    return [_name(obj), str(obj.get("type") or ""), len(obj.get("data") or {}), _created(obj, now)]
+
+
+SERVICE_ACCOUNT_COLUMNS = [
+    _name_col(),
+    col("Secrets", "How many secrets the service account lists."),
+    _age_col(),
+]
+
+
+def service_account_cells(obj: Object, now: datetime) -> Cells:
+    """``printServiceAccount``: the count of listed secrets."""
+    return [_name(obj), len(obj.get("secrets") or []), _created(obj, now)]
 
 
 SERVICE_COLUMNS = [
@@ -206,6 +242,39 @@ def replica_set_cells(obj: Object, now: datetime) -> Cells:
     return _replicas_cells(obj, now, selector)
 
 
+DEPLOYMENT_COLUMNS = [
+    _name_col(),
+    col("Ready", "Number of the pod with ready state"),
+    col("Up-to-date", "The replicas that have the desired template."),
+    col("Available", "The replicas available (ready for at least minReadySeconds)."),
+    _age_col(),
+    col("Containers", "Names of each container in the template.", 1),
+    col("Images", "Images referenced by each container in the template.", 1),
+    col("Selector", "The label query over the deployment's pods.", 1),
+]
+
+
+def deployment_cells(obj: Object, now: datetime) -> Cells:
+    """``printDeployment``: ``ready/desired``, up-to-date and available replicas; the
+    selector as ``LabelSelectorAsSelector(...).String()`` (``<invalid>`` if it is not)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _template_containers(obj)
+    try:
+        selector = label_selector_string(spec.get("selector"))
+    except ApiError:
+        selector = "<invalid>"
+    return [
+        _name(obj),
+        f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas'), 1)}",
+        _int(status.get("updatedReplicas")),
+        _int(status.get("availableReplicas")),
+        _created(obj, now),
+        names,
+        images,
+        selector,
+    ]
+
+
 STATEFULSET_COLUMNS = [
     _name_col(),
     col("Ready", "Ready replicas out of those the spec asks for."),
@@ -221,6 +290,72 @@ def stateful_set_cells(obj: Object, now: datetime) -> Cells:
     names, images = _template_containers(obj)
     ready = f"{_int(status.get('readyReplicas'))}/{_int(spec.get('replicas'), 1)}"
     return [_name(obj), ready, _created(obj, now), names, images]
+
+
+JOB_COLUMNS = [
+    _name_col(),
+    col("Status", "Status of the job."),
+    col("Completions", "The pods that succeeded, of those wanted."),
+    col("Duration", "Time required to complete the job."),
+    _age_col(),
+    col("Containers", "Names of each container in the template.", 1),
+    col("Images", "Images referenced by each container in the template.", 1),
+    col("Selector", "The label query over the job's pods.", 1),
+]
+#: printJob's status: the first condition type (True) in this order names it.
+_JOB_STATUS_ORDER = ("Complete", "Failed", "Suspended", "FailureTarget", "SuccessCriteriaMet")
+
+
+def _job_condition(status: dict[str, Any], kind: str) -> bool:
+    return any(
+        isinstance(c, dict) and c.get("type") == kind and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+
+
+def _job_status(obj: Object, status: dict[str, Any]) -> str:
+    for kind in _JOB_STATUS_ORDER:
+        if kind == "Suspended" and (obj.get("metadata") or {}).get("deletionTimestamp"):
+            return "Terminating"  # after Complete and Failed, before the rest
+        if _job_condition(status, kind):
+            return kind
+    return "Running"
+
+
+def _job_duration(status: dict[str, Any], now: datetime) -> str:
+    start, end = status.get("startTime"), status.get("completionTime")
+    if not start:
+        return ""
+    try:
+        began = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        ended = datetime.fromisoformat(str(end).replace("Z", "+00:00")) if end else now
+    except ValueError:
+        return ""
+    return human_duration((ended - began).total_seconds())
+
+
+def job_cells(obj: Object, now: datetime) -> Cells:
+    """``printJob``: its status from the conditions, ``succeeded/completions`` (``N/1
+    of P`` for a work queue with parallelism P), and how long it ran."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    succeeded = _int(status.get("succeeded"))
+    completions = spec.get("completions")
+    if isinstance(completions, int) and not isinstance(completions, bool):
+        done = f"{succeeded}/{completions}"
+    else:
+        parallelism = _int(spec.get("parallelism"))
+        done = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    names, images = _template_containers(obj)
+    return [
+        _name(obj),
+        _job_status(obj, status),
+        done,
+        _job_duration(status, now),
+        _created(obj, now),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
+    ]
 
 
 PDB_COLUMNS = [
@@ -278,10 +413,14 @@ def lease_cells(obj: Object, now: datetime) -> Cells:
 PRINTERS: dict[str, Printer] = {
     "namespaces": (NAMESPACE_COLUMNS, namespace_cells),
     "configmaps": (CONFIGMAP_COLUMNS, configmap_cells),
+    "secrets": (SECRET_COLUMNS, secret_cells),
+    "serviceaccounts": (SERVICE_ACCOUNT_COLUMNS, service_account_cells),
     "services": (SERVICE_COLUMNS, service_cells),
     "replicationcontrollers": (REPLICAS_COLUMNS, replication_controller_cells),
+    "deployments": (DEPLOYMENT_COLUMNS, deployment_cells),
     "replicasets": (REPLICAS_COLUMNS, replica_set_cells),
     "statefulsets": (STATEFULSET_COLUMNS, stateful_set_cells),
+    "jobs": (JOB_COLUMNS, job_cells),
     "poddisruptionbudgets": (PDB_COLUMNS, pdb_cells),
     "priorityclasses": (PRIORITY_CLASS_COLUMNS, priority_class_cells),
     "leases": (LEASE_COLUMNS, lease_cells),

@@ -74,6 +74,9 @@ class Resource:
     #: For a second view of another resource's objects (events.k8s.io/v1 events over
     #: core/v1 events): the resource whose store holds them.
     view_of: Resource | None = None
+    #: Whether an annotation change bumps ``metadata.generation`` too (Deployments: their
+    #: annotations are copied to their ReplicaSets, deploymentStrategy.PrepareForUpdate).
+    annotations_bump_generation: bool = False
     #: For a custom resource: its schema and printer columns (not compared: one
     #: collection is one resource whatever its CRD says now).
     custom: CustomInfo | None = field(default=None, compare=False)
@@ -109,6 +112,8 @@ class Resource:
         status is a subresource.
         """
         if self.custom is None:
+            if self.annotations_bump_generation and _annotations(old) != _annotations(new):
+                return True
             return old.get("spec") != new.get("spec")
         kept = ("metadata", "status") if self.has_status else ("metadata",)
         return {k: v for k, v in old.items() if k not in kept} != {
@@ -119,6 +124,11 @@ class Resource:
     def selectable_fields(self) -> tuple[str, ...]:
         """Every field label that list and watch accept in ``fieldSelector``."""
         return _META_FIELDS + self.fields
+
+
+def _annotations(obj: dict[str, Any]) -> Any:
+    meta = obj.get("metadata")
+    return (meta.get("annotations") or None) if isinstance(meta, dict) else None
 
 
 NAMESPACES = Resource(
@@ -251,6 +261,34 @@ STATEFULSETS = Resource(
     ("status", "scale"),
     categories=("all",),
 )
+DEPLOYMENTS = Resource(
+    "apps",
+    "v1",
+    "deployments",
+    "Deployment",
+    True,
+    "deployment",
+    ("deploy",),
+    ("status", "scale"),
+    categories=("all",),
+    annotations_bump_generation=True,
+)
+JOBS = Resource(
+    "batch",
+    "v1",
+    "jobs",
+    "Job",
+    True,
+    "job",
+    (),
+    ("status",),
+    fields=("status.successful",),
+    categories=("all",),
+)
+SECRETS = Resource("", "v1", "secrets", "Secret", True, "secret", fields=("type",))
+SERVICEACCOUNTS = Resource(
+    "", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",)
+)
 #: events.k8s.io/v1 events: the core/v1 events under upstream's other field names.
 EVENTS_V1 = Resource(
     "events.k8s.io",
@@ -313,13 +351,17 @@ BUILTIN: tuple[Resource, ...] = (
     BINDINGS,
     EVENTS,
     CONFIGMAPS,
+    SECRETS,
+    SERVICEACCOUNTS,
     SERVICES,
     REPLICATIONCONTROLLERS,
     LEASES,
     PRIORITYCLASSES,
     PODDISRUPTIONBUDGETS,
+    DEPLOYMENTS,
     REPLICASETS,
     STATEFULSETS,
+    JOBS,
     EVENTS_V1,
     CUSTOMRESOURCEDEFINITIONS,
     SELF_SUBJECT_ACCESS_REVIEWS,

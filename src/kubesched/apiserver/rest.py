@@ -9,10 +9,11 @@ request (namespace lifecycle, defaulting, binding rules, what a delete returns) 
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.apiserver import crd, errors, fieldvalidation, priority
+from kubesched.apiserver import crd, errors, fieldvalidation, priority, strategy
 from kubesched.apiserver.admission import check_body, default_on_create, default_on_write
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
 from kubesched.apiserver.resources import (
@@ -67,9 +68,15 @@ def create(
     if res.namespaced and namespace:
         obj["metadata"]["namespace"] = namespace
     default_on_create(res, obj)
+    # The uid is the server's (an uid in the body is ignored), known before the strategy
+    # runs for the kinds whose PrepareForCreate names it.
+    uid = str(uuid.uuid4()) if strategy.needs_uid(res) else ""
+    if uid:
+        obj["metadata"]["uid"] = uid
+    strategy.prepare_for_create(res, obj)
     _admit(store, res, obj, creating=True)
     validate_create(res, obj, view)
-    return 201, _written(store, res, store.create(res, obj, namespace))
+    return 201, _written(store, res, store.create(res, obj, namespace, uid))
 
 
 def _admit(store: Store, res: Resource, obj: Object, creating: bool) -> None:
@@ -160,8 +167,12 @@ def delete(store: Store, res: Resource, namespace: str | None, name: str, option
     """DELETE on an object.
 
     Returns the object (pods, namespaces, and anything that stays because of a grace
-    period or finalizers) or a Success Status. A pod bound to a node and not finished is
-    deleted gracefully: it gets ``deletionTimestamp`` and ``deletionGracePeriodSeconds``
+    period or finalizers) or a Success Status; 202 Accepted instead of 200 when the
+    object stays and the options said ``orphanDependents: false``, as upstream's handler
+    answers. The options' ``propagationPolicy`` (or ``orphanDependents``) sets the
+    garbage collector's finalizers (:func:`strategy.finalizers_after_delete`). A pod
+    bound to a node and not finished is deleted gracefully: it gets ``deletionTimestamp``
+    and ``deletionGracePeriodSeconds``
     (``gracePeriodSeconds`` of the options, else its ``terminationGracePeriodSeconds``)
     and stays until the grace is over — no kubelet confirms earlier, so the server's
     reaper removes it then — or until a delete with ``gracePeriodSeconds=0``.
@@ -179,6 +190,7 @@ def delete(store: Store, res: Resource, namespace: str | None, name: str, option
     requested = opts.get("gracePeriodSeconds")
     if requested is not None and not isinstance(requested, int):
         raise errors.bad_request(f"invalid gracePeriodSeconds: {requested!r}")
+    strategy.check_delete_options(opts)
 
     def grace(obj: Object) -> int:
         return _grace_period(res, obj, requested)
@@ -186,9 +198,13 @@ def delete(store: Store, res: Resource, namespace: str | None, name: str, option
     if res is CUSTOMRESOURCEDEFINITIONS:
         return 200, crd.delete_definition(store, name, uid, rv)
 
-    gone, removed = store.delete_gracefully(res, namespace, name, grace, uid, rv)
+    gone, removed = store.delete_gracefully(
+        res, namespace, name, grace, uid, rv, _gc_finalizers(res, opts)
+    )
     if removed and res.plural == "namespaces":
         _delete_namespace_contents(store, name)
+    if not removed and opts.get("orphanDependents") is False:
+        return 202, gone
     if res.delete_returns_object or not removed:
         return 200, gone
     details: errors.StatusDetails = {"name": name, "kind": res.plural}
@@ -196,6 +212,14 @@ def delete(store: Store, res: Resource, namespace: str | None, name: str, option
         details["group"] = res.group
     details["uid"] = gone["metadata"].get("uid", "")
     return 200, errors.success(200, details)
+
+
+def _gc_finalizers(res: Resource, options: dict[str, Any]) -> Callable[[Object], list[str]] | None:
+    # Namespaces keep their own deletion (the namespace controller's "kubernetes"
+    # finalizer in spec, emptied at once here).
+    if res is NAMESPACES:
+        return None
+    return lambda obj: strategy.finalizers_after_delete(res, obj, options)
 
 
 def _grace_period(res: Resource, obj: Object, requested: Any) -> int:
@@ -227,8 +251,12 @@ def delete_collection(
     namespace: str | None,
     label_selector: str,
     field_selector: str,
+    options: Any = None,
 ) -> Reply:
-    """DELETE on a collection: the list of deleted objects."""
+    """DELETE on a collection: the list of deleted objects (each deleted with
+    ``options``' propagation policy, as a delete of one would)."""
+    opts = options if isinstance(options, dict) else {}
+    strategy.check_delete_options(opts)
     page = store.list(res, namespace, label_selector, field_selector)
     deleted = []
     for obj in page.items:
@@ -238,7 +266,11 @@ def delete_collection(
                 deleted.append(crd.delete_definition(store, meta["name"], None, None))
                 continue
             gone, _ = store.delete_gracefully(
-                res, meta.get("namespace"), meta["name"], lambda o: _grace_period(res, o, None)
+                res,
+                meta.get("namespace"),
+                meta["name"],
+                lambda o: _grace_period(res, o, None),
+                finalizers=_gc_finalizers(res, opts),
             )
             deleted.append(gone)
         except errors.ApiError as err:

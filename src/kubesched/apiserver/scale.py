@@ -1,15 +1,15 @@
 """The ``scale`` subresource: an object's replica count as an autoscaling/v1 ``Scale``.
 
-Served for ReplicationControllers, ReplicaSets and StatefulSets (upstream's ScaleREST in
-``pkg/registry/*/storage/storage.go``) and for custom resources whose CRD declares
+Served for ReplicationControllers, Deployments, ReplicaSets and StatefulSets (upstream's
+ScaleREST in ``pkg/registry/*/storage/storage.go``) and for custom resources whose CRD declares
 ``subresources.scale`` (apiextensions-apiserver's ScaleREST, reading and writing the
 CRD's ``specReplicasPath``, ``statusReplicasPath`` and ``labelSelectorPath``).
 
 A Scale shows the parent's name, namespace, uid, resourceVersion and creationTimestamp,
 ``spec.replicas``, ``status.replicas`` and ``status.selector`` as a label selector string
-(from a ReplicationController's selector map, a ReplicaSet's or StatefulSet's
-LabelSelector, or the string at a CRD's ``labelSelectorPath``). A PUT or PATCH changes
-only the parent's replica count, through the parent's own update: its validation runs,
+(from a ReplicationController's selector map, a Deployment's, ReplicaSet's or
+StatefulSet's LabelSelector, or the string at a CRD's ``labelSelectorPath``). A PUT or
+PATCH changes only the parent's replica count, through the parent's own update: its validation runs,
 ``generation`` moves with the spec, and a ``metadata.resourceVersion`` in the Scale is a
 precondition (409 Conflict when stale). A patch applies to the Scale, not to the parent.
 A GET asked as a Table gets kube-apiserver's Scale printer (Name, Desired, Available, Age).
@@ -54,6 +54,7 @@ COLUMNS = [
 #: kept (a map for ReplicationControllers, a LabelSelector for the apps resources).
 _BUILTIN: dict[tuple[str, str], tuple[str, str]] = {
     ("", "replicationcontrollers"): ("autoscaling", "map"),
+    ("apps", "deployments"): ("apps", "labelSelector"),
     ("apps", "replicasets"): ("apps", "labelSelector"),
     ("apps", "statefulsets"): ("apps", "labelSelector"),
 }

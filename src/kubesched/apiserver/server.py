@@ -385,10 +385,11 @@ async def _serve(
         if method == "DELETE":
             if res.namespaced and not t.namespace:
                 raise errors.not_found_path()
+            options = await _delete_options(request)
             return _out(
                 view,
                 *rest.delete_collection(
-                    store, res, t.namespace, q.get("labelSelector", ""), fields
+                    store, res, t.namespace, q.get("labelSelector", ""), fields, options
                 ),
             )
         raise errors.method_not_supported(res.plural, method.lower(), res.group)
@@ -419,13 +420,25 @@ async def _serve(
             ),
         )
     if method == "DELETE" and not t.subresource:
-        options = await _json_body(request, ("meta.k8s.io/v1", "DeleteOptions"))
-        if not isinstance(options, dict):
-            options = {}
-        if "gracePeriodSeconds" in q:
-            options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
+        options = await _delete_options(request)
         return _out(view, *rest.delete(store, res, t.namespace, t.name, options))
     raise errors.method_not_supported(res.plural, method.lower(), res.group)
+
+
+async def _delete_options(request: web.Request) -> dict[str, Any]:
+    """A delete's DeleteOptions: the body's, with the query's parameters over them (as
+    upstream decodes both)."""
+    q = request.query
+    options = await _json_body(request, ("meta.k8s.io/v1", "DeleteOptions"))
+    if not isinstance(options, dict):
+        options = {}
+    if "gracePeriodSeconds" in q:
+        options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
+    if "propagationPolicy" in q:
+        options["propagationPolicy"] = q["propagationPolicy"]
+    if "orphanDependents" in q:
+        options["orphanDependents"] = q["orphanDependents"].lower() in ("true", "1")
+    return options
 
 
 async def _wait_for_version(store: Store, version: int) -> None:

@@ -361,8 +361,13 @@ class Store:
         for watcher in self._watchers[res.key]:
             watcher.offer(change)
 
-    def create(self, res: Resource, obj: Object, namespace: str | None = None) -> Object:
+    def create(
+        self, res: Resource, obj: Object, namespace: str | None = None, uid: str = ""
+    ) -> Object:
         """Store a new object and return it with uid, resourceVersion and timestamps set.
+
+        ``uid``: the uid the object gets, when the caller needed it before storing (a
+        Job's generated selector names it); otherwise a new one.
 
         ``metadata.generateName`` makes a unique name when ``metadata.name`` is empty.
         409 AlreadyExists if the name is taken; 422 Invalid if there is no name at all.
@@ -401,7 +406,7 @@ class Store:
             if (ns, name) in objects:
                 raise errors.already_exists(res.plural, name, res.group)
             rv = self._next_rv()
-            meta["uid"] = str(uuid.uuid4())
+            meta["uid"] = uid or str(uuid.uuid4())
             meta["resourceVersion"] = str(rv)
             meta["creationTimestamp"] = self._clock()
             meta["generation"] = 1
@@ -583,15 +588,19 @@ class Store:
         grace_seconds: int | Callable[[Object], int] = 0,
         uid: str | None = None,
         resource_version: str | None = None,
+        finalizers: Callable[[Object], builtins.list[str]] | None = None,
     ) -> tuple[Object, bool]:
         """Delete as kube-apiserver's generic registry does; returns (object, removed).
 
-        With no finalizers and no grace period the object is removed at once. Otherwise
-        it stays, with ``deletionTimestamp`` (now + grace) and
-        ``deletionGracePeriodSeconds`` set, until :meth:`reap` finds the grace over and the
-        finalizers gone (or an update removes the last finalizer after the deadline). A
-        second delete may shorten the grace period, never lengthen it. ``grace_seconds``
-        may be a function of the stored object, called under the store's lock.
+        ``finalizers`` gives the object's finalizers as the delete leaves them (the
+        garbage collector's ``orphan`` and ``foregroundDeletion``, which the request's
+        propagation policy adds or removes); by default they stay as they are. With no
+        finalizers and no grace period the object is removed at once. Otherwise it stays,
+        with ``deletionTimestamp`` (now + grace), ``deletionGracePeriodSeconds`` and the
+        new finalizers set, until :meth:`reap` finds the grace over and the finalizers
+        gone (or an update removes the last finalizer after the deadline). A second delete
+        may shorten the grace period, never lengthen it, and may change the finalizers.
+        ``grace_seconds`` and ``finalizers`` are called under the store's lock.
         """
         ns = namespace or "" if res.namespaced else ""
         with self._lock:
@@ -601,18 +610,30 @@ class Store:
             self._check_preconditions(res, old, uid, resource_version)
             grace = max(grace_seconds(old) if callable(grace_seconds) else grace_seconds, 0)
             old_meta = old["metadata"]
-            finalizers = old_meta.get("finalizers") or []
-            if not finalizers and grace == 0:
+            current_finalizers = old_meta.get("finalizers") or []
+            wanted = finalizers(old) if finalizers is not None else current_finalizers
+            if not wanted and grace == 0:
                 return self._remove(res, ns, old), True
             now = parse_time(self._clock())
             deadline = now + timedelta(seconds=grace)
             current = old_meta.get("deletionTimestamp")
-            if current and parse_time(current) <= deadline:
+            sooner = not current or parse_time(current) > deadline
+            changed = set(wanted) != set(current_finalizers)
+            if not sooner and not changed:
                 return old, False  # already going, no later than asked
             new = copy_object(old)
             meta = new["metadata"]
-            meta["deletionTimestamp"] = format_time(deadline)
-            meta["deletionGracePeriodSeconds"] = grace
+            if changed:
+                if wanted:
+                    meta["finalizers"] = list(wanted)
+                else:
+                    meta.pop("finalizers", None)
+            if sooner:
+                meta["deletionTimestamp"] = format_time(deadline)
+                meta["deletionGracePeriodSeconds"] = grace
+            if _deletion_due(meta, now):
+                # The delete took away the last finalizer of an object already going.
+                return self._remove(res, ns, new), True
             rv = self._next_rv()
             meta["resourceVersion"] = str(rv)
             self._commit(res, name, Change(rv, "MODIFIED", ns, new, old))

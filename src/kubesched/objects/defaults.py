@@ -8,8 +8,10 @@ container requests defaulted from limits (``SetDefaults_Pod``), and on create
 defaulted from ``status.capacity``; replication controllers' selectors (and labels)
 default to their template's labels; namespaces get the ``kubernetes`` finalizer, phase
 Active and the ``kubernetes.io/metadata.name`` label. Container fields upstream defaults
-(pull and termination message policies, port protocols, probe settings) are not written:
-:mod:`kubesched.objects.validation` reads them with their defaults when absent.
+(pull and termination message policies, port protocols, probe settings) are not written
+into pods: :mod:`kubesched.objects.validation` reads them with their defaults when
+absent. Workloads (and their pod templates, fully) and Secrets get upstream's
+``SetDefaults_*`` from :mod:`kubesched.objects.defaults_workloads`.
 
 The embedded API server applies :func:`on_create` / :func:`on_write` to every body; the
 simulator's file loaders apply :func:`on_create` to every object they read, so that both
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.objects.defaults_workloads import DEFAULTERS
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.pod import qos_class_of
 
@@ -40,7 +43,7 @@ def on_create(kind: str, obj: Object) -> None:
             qos = qos_class(obj)
             if qos:
                 status["qosClass"] = qos
-    elif kind in ("Node", "ReplicationController"):
+    elif kind == "Node" or kind in DEFAULTERS:
         on_write(kind, obj)
     elif kind == "Namespace":
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
@@ -59,6 +62,8 @@ def on_write(kind: str, obj: Object) -> None:
         node_status(obj)
     elif kind == "ReplicationController":
         _replication_controller_selector(obj)
+    if kind in DEFAULTERS:
+        DEFAULTERS[kind](obj)
 
 
 def pod_spec(obj: Object) -> None:

@@ -13,6 +13,14 @@ CORE: dict[str, str] = {
     "ConfigMap": (
         "metadata=1:meta.ObjectMeta ?immutable=4:bool data=2:{}string binaryData=3:{}bytes"
     ),
+    "Secret": (
+        "metadata=1:meta.ObjectMeta ?immutable=5:bool data=2:{}bytes stringData=4:{}string "
+        "type=3:string"
+    ),
+    "ServiceAccount": (
+        "metadata=1:meta.ObjectMeta secrets=2:[]ObjectReference "
+        "imagePullSecrets=3:[]LocalObjectReference ?automountServiceAccountToken=4:bool"
+    ),
     "Service": "metadata=1:meta.ObjectMeta spec=2:ServiceSpec status=3:ServiceStatus",
     "Binding": "metadata=1:meta.ObjectMeta target=2:ObjectReference",
     "Event": (

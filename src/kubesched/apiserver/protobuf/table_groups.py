@@ -1,6 +1,7 @@
 """The protobuf table of the API groups besides core the server stores: policy/v1,
-scheduling.k8s.io/v1, coordination.k8s.io/v1, events.k8s.io/v1, apps/v1 (ReplicaSet,
-StatefulSet) and autoscaling/v1 (Scale, the scale subresource's body).
+scheduling.k8s.io/v1, coordination.k8s.io/v1, events.k8s.io/v1, apps/v1 (Deployment,
+ReplicaSet, StatefulSet), batch/v1 (Job) and autoscaling/v1 (Scale, the scale
+subresource's body).
 
 Field numbers and types are wire facts of release-1.34's ``generated.proto`` files;
 presence follows the Go struct tags of each ``types.go``.
@@ -59,6 +60,24 @@ EVENTS: dict[str, str] = {
 
 #: k8s.io.api.apps.v1
 APPS: dict[str, str] = {
+    "Deployment": "metadata=1:meta.ObjectMeta spec=2:DeploymentSpec status=3:DeploymentStatus",
+    "DeploymentSpec": (
+        "?replicas=1:int32 selector=2:meta.LabelSelector template=3:core.PodTemplateSpec "
+        "strategy=4:DeploymentStrategy minReadySeconds=5:int32 ?revisionHistoryLimit=6:int32 "
+        "paused=7:bool ?progressDeadlineSeconds=9:int32"
+    ),
+    "DeploymentStatus": (
+        "observedGeneration=1:int64 replicas=2:int32 updatedReplicas=3:int32 "
+        "readyReplicas=7:int32 availableReplicas=4:int32 unavailableReplicas=5:int32 "
+        "?terminatingReplicas=9:int32 conditions=6:[]DeploymentCondition "
+        "?collisionCount=8:int32"
+    ),
+    "DeploymentStrategy": "type=1:string rollingUpdate=2:RollingUpdateDeployment",
+    "RollingUpdateDeployment": "maxUnavailable=1:IntOrString maxSurge=2:IntOrString",
+    "DeploymentCondition": (
+        "!type=1:string !status=2:string lastUpdateTime=6:Time lastTransitionTime=7:Time "
+        "reason=4:string message=5:string"
+    ),
     "ReplicaSet": "metadata=1:meta.ObjectMeta spec=2:ReplicaSetSpec status=3:ReplicaSetStatus",
     "StatefulSet": "metadata=1:meta.ObjectMeta spec=2:StatefulSetSpec status=3:StatefulSetStatus",
     "ReplicaSetSpec": (
@@ -94,6 +113,41 @@ APPS: dict[str, str] = {
         "!type=1:string !status=2:string lastTransitionTime=3:Time reason=4:string message=5:string"
     ),
     "RollingUpdateStatefulSetStrategy": "?partition=1:int32 maxUnavailable=2:IntOrString",
+}
+
+#: k8s.io.api.batch.v1
+BATCH: dict[str, str] = {
+    "Job": "metadata=1:meta.ObjectMeta spec=2:JobSpec status=3:JobStatus",
+    "JobSpec": (
+        "?parallelism=1:int32 ?completions=2:int32 ?activeDeadlineSeconds=3:int64 "
+        "podFailurePolicy=11:PodFailurePolicy successPolicy=16:SuccessPolicy "
+        "?backoffLimit=7:int32 ?backoffLimitPerIndex=12:int32 ?maxFailedIndexes=13:int32 "
+        "selector=4:meta.LabelSelector ?manualSelector=5:bool template=6:core.PodTemplateSpec "
+        "?ttlSecondsAfterFinished=8:int32 ?completionMode=9:string ?suspend=10:bool "
+        "?podReplacementPolicy=14:string ?managedBy=15:string"
+    ),
+    "JobStatus": (
+        "conditions=1:[]JobCondition startTime=2:Time completionTime=3:Time active=4:int32 "
+        "succeeded=5:int32 failed=6:int32 ?terminating=11:int32 completedIndexes=7:string "
+        "?failedIndexes=10:string uncountedTerminatedPods=8:UncountedTerminatedPods "
+        "?ready=9:int32"
+    ),
+    "JobCondition": (
+        "!type=1:string !status=2:string lastProbeTime=3:Time lastTransitionTime=4:Time "
+        "reason=5:string message=6:string"
+    ),
+    "PodFailurePolicy": "rules=1:[]PodFailurePolicyRule",
+    "PodFailurePolicyRule": (
+        "!action=1:string onExitCodes=2:PodFailurePolicyOnExitCodesRequirement "
+        "onPodConditions=3:[]PodFailurePolicyOnPodConditionsPattern"
+    ),
+    "PodFailurePolicyOnExitCodesRequirement": (
+        "?containerName=1:string !operator=2:string values=3:[]int32"
+    ),
+    "PodFailurePolicyOnPodConditionsPattern": "!type=1:string !status=2:string",
+    "SuccessPolicy": "rules=1:[]SuccessPolicyRule",
+    "SuccessPolicyRule": "?succeededIndexes=1:string ?succeededCount=2:int32",
+    "UncountedTerminatedPods": "succeeded=1:[]string failed=2:[]string",
 }
 
 #: k8s.io.api.autoscaling.v1

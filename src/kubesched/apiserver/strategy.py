@@ -1,0 +1,157 @@
+"""What the registry strategies of the workload kinds decide beyond defaulting and validation.
+
+Two parts of kube-apiserver's per-kind strategies (``pkg/registry/<group>/<kind>/strategy.go``)
+live here:
+
+- **PrepareForCreate**: a new Deployment or Job starts with an empty status whatever the
+  body says; a Job without ``manualSelector: true`` gets a generated selector on its own
+  uid and the labels that select its pods (``batch.kubernetes.io/controller-uid``,
+  ``batch.kubernetes.io/job-name``, and the legacy ``controller-uid`` / ``job-name``),
+  unless the template already has them.
+- **The garbage collector's finalizers on delete** (``deletionFinalizersForGarbageCollection``
+  in the generic registry's ``store.go``): a delete's ``propagationPolicy`` (or the older
+  ``orphanDependents``) adds ``orphan`` or ``foregroundDeletion`` to the object's
+  finalizers and takes the other away; with neither, a finalizer already there decides,
+  then the kind's ``DefaultGarbageCollectionPolicy`` (batch/v1 Jobs and v1
+  ReplicationControllers orphan their pods "for backwards compatibility"; everything else
+  is deleted in the background). The object then stays, with a ``deletionTimestamp``,
+  until the garbage collector has done its part and removed the finalizer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.apiserver import errors
+from kubesched.apiserver.resources import DEPLOYMENTS, JOBS, REPLICATIONCONTROLLERS, Resource
+from kubesched.apiserver.watch import Object
+
+#: metav1.FinalizerOrphanDependents and metav1.FinalizerDeleteDependents.
+ORPHAN = "orphan"
+FOREGROUND = "foregroundDeletion"
+#: metav1.DeletionPropagation values.
+POLICIES = ("Orphan", "Background", "Foreground")
+
+#: The labels a Job's generated selector puts on its template (batch.JobNameLabel,
+#: batch.ControllerUidLabel and their legacy forms).
+JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
+
+#: Kinds whose ``DefaultGarbageCollectionPolicy`` is OrphanDependents in this version.
+_ORPHAN_BY_DEFAULT = (JOBS, REPLICATIONCONTROLLERS)
+
+
+def needs_uid(res: Resource) -> bool:
+    """Whether :func:`prepare_for_create` needs the object's uid (a Job's selector)."""
+    return res == JOBS
+
+
+def prepare_for_create(res: Resource, obj: Object) -> None:
+    """``PrepareForCreate`` of the kind's strategy; ``metadata.uid`` is already the uid
+    the object will be stored with when :func:`needs_uid` says it is needed."""
+    if res.custom is not None:
+        return
+    if res in (DEPLOYMENTS, JOBS):
+        obj["status"] = {}
+    if res == JOBS:
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and spec.get("manualSelector") is not True:
+            _generate_job_selector(obj, spec)
+
+
+def _generate_job_selector(obj: Object, spec: dict[str, Any]) -> None:
+    meta = obj.get("metadata") or {}
+    name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return  # validation says the template is required
+    tmeta = template.setdefault("metadata", {})
+    if not isinstance(tmeta, dict):
+        return
+    labels = tmeta.get("labels")
+    if not isinstance(labels, dict):
+        labels = tmeta["labels"] = {}
+    # A label the user set is kept: if it conflicts, validation refuses the Job.
+    for key in JOB_NAME_LABELS:
+        labels.setdefault(key, name)
+    for key in CONTROLLER_UID_LABELS:
+        labels.setdefault(key, uid)
+    selector = spec.get("selector")
+    if not isinstance(selector, dict):
+        selector = spec["selector"] = {}
+    match = selector.get("matchLabels")
+    if not isinstance(match, dict):
+        match = selector["matchLabels"] = {}
+    match.setdefault(CONTROLLER_UID_LABEL, uid)
+
+
+# -- deletion ---------------------------------------------------------------------------
+
+
+def check_delete_options(options: dict[str, Any]) -> None:
+    """``ValidateDeleteOptions``: a known propagation policy, not both ways of saying it
+    (422 Invalid on ``DeleteOptions.meta.k8s.io``)."""
+    orphan = options.get("orphanDependents")
+    policy = options.get("propagationPolicy")
+    causes: list[errors.StatusCause] = []
+    if orphan is not None and policy is not None:
+        causes.append(
+            {
+                "reason": "FieldValueInvalid",
+                "message": f'Invalid value: "{policy}": orphanDependents and '
+                "deletionPropagation cannot be both set",
+                "field": "propagationPolicy",
+            }
+        )
+    if policy is not None and policy not in POLICIES:
+        supported = ", ".join(f'"{p}"' for p in ("Foreground", "Background", "Orphan", "nil"))
+        causes.append(
+            {
+                "reason": "FieldValueNotSupported",
+                "message": f'Unsupported value: "{policy}": supported values: {supported}',
+                "field": "propagationPolicy",
+            }
+        )
+    if causes:
+        raise errors.invalid("DeleteOptions", "", causes, "meta.k8s.io")
+
+
+def _orphans(res: Resource, finalizers: list[str], options: dict[str, Any]) -> bool:
+    # shouldOrphanDependents.
+    orphan = options.get("orphanDependents")
+    if orphan is not None:
+        return orphan is True
+    policy = options.get("propagationPolicy")
+    if policy is not None:
+        return bool(policy == "Orphan")
+    for name in finalizers:
+        if name == ORPHAN:
+            return True
+        if name == FOREGROUND:
+            return False
+    return res in _ORPHAN_BY_DEFAULT and res.custom is None
+
+
+def _in_foreground(finalizers: list[str], options: dict[str, Any]) -> bool:
+    # shouldDeleteDependents.
+    if options.get("orphanDependents") is not None:
+        return False
+    policy = options.get("propagationPolicy")
+    if policy is not None:
+        return bool(policy == "Foreground")
+    return FOREGROUND in finalizers
+
+
+def finalizers_after_delete(res: Resource, obj: Object, options: dict[str, Any]) -> list[str]:
+    """The object's finalizers once a delete with ``options`` has set the garbage
+    collector's: both GC finalizers taken out, then ``orphan`` or
+    ``foregroundDeletion`` put back as the options (or the object, or the kind) say.
+    An unchanged set is returned in its old order."""
+    current = [str(f) for f in (obj.get("metadata") or {}).get("finalizers") or []]
+    kept = [f for f in current if f not in (ORPHAN, FOREGROUND)]
+    if _orphans(res, current, options):
+        kept.append(ORPHAN)
+    if _in_foreground(current, options):
+        kept.append(FOREGROUND)
+    return current if set(kept) == set(current) else kept
