@@ -250,7 +250,7 @@ CREATE = [
             },
         },
         'ReplicaSet.apps "rs" is invalid: spec.template.metadata.labels: Invalid value: '
-        'map[string]string{"app":"b"}: `selector` does not match template `labels`',
+        '{"app":"b"}: `selector` does not match template `labels`',
         None,
         id="replicaset-template-labels",
     ),

@@ -39,6 +39,12 @@ from kubesched.objects.validation.core import (
     object_meta_update,
     regex_error,
 )
+from kubesched.objects.validation.deployment import (
+    deployment,
+    deployment_update,
+    selector_unchanged,
+)
+from kubesched.objects.validation.job import job, job_update
 from kubesched.objects.validation.kinds import (
     config_map,
     config_map_update,
@@ -52,6 +58,7 @@ from kubesched.objects.validation.pod import pod_create, pod_metadata_and_spec
 from kubesched.objects.validation.pod_update import pod_status_update, pod_update
 from kubesched.objects.validation.policy import pod_disruption_budget
 from kubesched.objects.validation.scheduling import priority_class, priority_class_update
+from kubesched.objects.validation.secret import secret, secret_update
 from kubesched.objects.validation.types import check_types
 from kubesched.objects.validation.workloads import replica_set, replication_controller
 
@@ -102,8 +109,11 @@ CREATE: dict[str, Callable[[Object], Errors]] = {
     "Namespace": namespace,
     "Node": node,
     "Service": service,
+    "Deployment": deployment,
     "ReplicaSet": replica_set,
     "StatefulSet": replica_set,
+    "Job": job,
+    "Secret": secret,
     "ReplicationController": replication_controller,
     "PodDisruptionBudget": pod_disruption_budget,
     "PriorityClass": priority_class,
@@ -122,6 +132,11 @@ UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
     "ConfigMap": config_map_update,
     "Namespace": lambda n, o: [],  # ValidateNamespaceUpdate checks the metadata only
     "PriorityClass": lambda n, o: priority_class(n) + priority_class_update(n, o),
+    "Deployment": deployment_update,
+    "ReplicaSet": lambda n, o: replica_set(n) + selector_unchanged(n, o),
+    "StatefulSet": lambda n, o: replica_set(n) + selector_unchanged(n, o),
+    "Job": job_update,
+    "Secret": secret_update,
 }
 #: Status subresource writes: what each kind's status strategy validates.
 STATUS: dict[str, Callable[[Object], Errors]] = {

@@ -50,8 +50,9 @@ _LENGTH_LIMITS = (("reportingInstance", 128), ("action", 128), ("reason", 128))
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
-def _decoded_length(value: Any) -> int:
-    # binaryData values are base64 in JSON; the decoder refuses what is not.
+def decoded_length(value: Any) -> int:
+    """The length of a base64 value (binaryData, a Secret's data); :class:`Undecodable`
+    when it is not base64, as the decoder refuses it."""
     text = str(value)
     if _BASE64_RE.fullmatch(text) is None or len(text) % 4:
         bad = next((i for i, ch in enumerate(text) if not (ch.isalnum() or ch in "+/=")), len(text))
@@ -75,7 +76,7 @@ def config_map(obj: Object) -> Errors:
         total += len(str(data[key] or "").encode())
     for key in sorted(binary):
         errs.extend(invalid(f"binaryData[{key}]", key, p) for p in is_config_map_key(key))
-        total += _decoded_length(binary[key] or "")
+        total += decoded_length(binary[key] or "")
     if total > MAX_CONFIG_SIZE:
         errs.append(too_long("", MAX_CONFIG_SIZE))  # "" names the whole object
     return errs

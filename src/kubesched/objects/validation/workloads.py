@@ -6,6 +6,7 @@ Always, no activeDeadlineSeconds, no ephemeral containers).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,6 @@ from kubesched.objects.validation.core import (
     annotation_map,
     as_dict,
     forbidden,
-    go_string_map,
     invalid,
     label_selector,
     labels,
@@ -43,12 +43,11 @@ def pod_template(
         errs.append(
             invalid(
                 f"{path}.metadata.labels",
-                go_string_map(tmpl_labels),
+                tmpl_labels,  # printed as JSON, as 1.34's ErrorBody does
                 "`selector` does not match template `labels`",
             )
         )
-    errs.extend(labels(meta.get("labels"), f"{path}.labels"))
-    errs.extend(annotation_map(meta.get("annotations"), f"{path}.annotations"))
+    errs.extend(pod_template_metadata(template, path))
     spec = template.get("spec")
     errs.extend(pod_spec(spec, f"{path}.spec"))
     if not isinstance(spec, dict):
@@ -73,15 +72,36 @@ def pod_template(
     return errs
 
 
+def pod_template_metadata(template: dict[str, Any], path: str) -> Errors:
+    """The template's labels and annotations as ``ValidatePodTemplateSpec`` checks them
+    (named by the template's path itself: ``spec.template.labels``)."""
+    meta = as_dict(template.get("metadata"))
+    errs = labels(meta.get("labels"), f"{path}.labels")
+    errs.extend(annotation_map(meta.get("annotations"), f"{path}.annotations"))
+    return errs
+
+
 def selector_struct(selector: Any) -> GoValue:
-    """The protobuf ``String()`` of a LabelSelector, which ``ErrorBody`` prints for it."""
+    """A LabelSelector as 1.34's ``ErrorBody`` prints it: its JSON, fields in the Go
+    struct's order (matchLabels, then matchExpressions), empty ones left out."""
     sel = selector if isinstance(selector, dict) else {}
-    match = sel.get("matchLabels") or {}
-    body = ",".join(f"{k}: {v}," for k, v in sorted(match.items()))
-    return GoValue(
-        f"&LabelSelector{{MatchLabels:map[string]string{{{body}}},MatchExpressions:"
-        f"[]LabelSelectorRequirement{{}},}}"
-    )
+    out: dict[str, Any] = {}
+    if sel.get("matchLabels"):
+        out["matchLabels"] = dict(sorted(as_dict(sel["matchLabels"]).items()))
+    if sel.get("matchExpressions"):
+        out["matchExpressions"] = [
+            {
+                k: v
+                for k, v in (
+                    ("key", as_dict(r).get("key", "")),
+                    ("operator", as_dict(r).get("operator", "")),
+                    ("values", as_dict(r).get("values")),
+                )
+                if k != "values" or v
+            }
+            for r in sel["matchExpressions"]
+        ]
+    return GoValue(json.dumps(out, separators=(",", ":"), ensure_ascii=False))
 
 
 def replica_set(obj: Object) -> Errors:
