@@ -376,3 +376,31 @@ def test_kubectl_explain_describes_the_new_kinds(kubectl):
     assert "rollingUpdate" in out
     out = kubectl("explain", "job.spec.backoffLimitPerIndex").stdout
     assert "KIND:       Job" in out
+
+
+@needs_kubectl
+def test_kubectl_apply_of_a_kind_not_served_says_so(kubectl):
+    # kubectl looks up a kind missing from /openapi/v3 in /openapi/v2; an empty v2 document
+    # lets it go on to the error a real cluster gives, not "failed to download openapi".
+    manifest = """
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: k-cron}
+spec:
+  schedule: "* * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: c, image: busybox}]
+"""
+    result = kubectl("apply", "-f", "-", stdin=manifest, check=False)
+    assert result.returncode == 1
+    assert 'no matches for kind "CronJob" in version "batch/v1"' in result.stderr
+
+
+def test_openapi_v2_lists_no_definitions(apiserver):
+    code, body = call(apiserver, "GET", "/openapi/v2")
+    assert code == 200
+    assert (body["swagger"], body["paths"], body["definitions"]) == ("2.0", {}, {})

@@ -1,4 +1,5 @@
-"""OpenAPI v3 for ``kubectl``: one document per group/version, with paths and schemas.
+"""OpenAPI v3 for ``kubectl``: one document per group/version, with paths and schemas
+(and an empty v2 document, :func:`v2`).
 
 kubectl (1.27+) reads ``/openapi/v3`` to learn whether the server validates fields itself:
 it looks for a PATCH operation tagged with the object's group/version/kind that takes a
@@ -22,6 +23,30 @@ from typing import Any
 from kubesched.apiserver import schemas
 from kubesched.apiserver.discovery import KUBERNETES_VERSION
 from kubesched.apiserver.resources import Resource
+
+#: The media type kubectl asks ``/openapi/v2`` for (gnostic's OpenAPI v2 Document).
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
+def v2(accept: str) -> tuple[bytes, str]:
+    """``/openapi/v2``: a document that lists no definitions (body, content type).
+
+    kubectl reads it only where ``/openapi/v3`` did not answer: to validate a kind on the
+    client side (this server validates every served kind itself, and says so in v3) and
+    for the patch strategies of ``kubectl apply`` (it then uses the ones compiled into it).
+    A document with nothing in it tells kubectl to skip both for what it does not know,
+    as for a kind no cluster serves, instead of failing with ``failed to download
+    openapi``. Protobuf when asked for it (an empty ``openapi_v2.Document``), else JSON.
+    """
+    if "protobuf" in accept:
+        return b"", V2_PROTOBUF
+    body = {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
+        "paths": {},
+        "definitions": {},
+    }
+    return json.dumps(body, separators=(",", ":")).encode(), "application/json"
 
 
 def _gv_path(group: str, version: str) -> str:

@@ -211,6 +211,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
         if request.query.get("dryRun"):
             raise errors.bad_request("dryRun is not supported by the kubesched API server")
         parts = [p for p in request.path.split("/") if p]
+        if parts == ["openapi", "v2"] and request.method == "GET":
+            body, content_type = openapi.v2(request.headers.get("Accept", ""))
+            return web.Response(body=body, headers={"Content-Type": content_type})
         target = _route(store, parts)
         if isinstance(target, dict):
             if request.method != "GET":
