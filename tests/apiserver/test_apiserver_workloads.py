@@ -367,6 +367,20 @@ spec:
         "get", "deployment/k-apply", "-o", "jsonpath={.spec.template.metadata.annotations}"
     ).stdout
     assert "kubectl.kubernetes.io/restartedAt" in annotations
+    # A changed manifest is a strategic merge patch: containers merge by name, so what
+    # the manifest does not change (the port) stays.
+    changed = manifest.replace("nginx:1.14.2", "nginx:1.16.1").replace("replicas: 3", "")
+    assert kubectl("apply", "-f", "-", stdin=changed).stdout.strip() == (
+        "deployment.apps/k-apply configured"
+    )
+    got = kubectl(
+        "get",
+        "deployment/k-apply",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image} "
+        "{.spec.template.spec.containers[0].ports[0].containerPort}",
+    ).stdout
+    assert got == "nginx:1.16.1 80"
 
 
 @needs_kubectl

@@ -1,7 +1,7 @@
 """The patch strategies of the built-in types, as data: which lists merge, and by which key.
 
 Transcribed from the ``patchStrategy`` / ``patchMergeKey`` struct tags of
-``staging/src/k8s.io/api/core/v1/types.go`` (and apps/v1, policy/v1, meta/v1). A field not
+``staging/src/k8s.io/api/core/v1/types.go`` (and apps/v1, batch/v1, policy/v1, meta/v1). A field not
 listed has no strategy: a list is replaced whole, a map is merged key by key. A field
 listed with a ``type`` only names the type of its value (or of its list's elements), so the
 walk can find the strategies further down.
@@ -71,6 +71,8 @@ TYPES: dict[str, dict[str, PatchField]] = {
     "ServiceSpec": {"ports": _merge("port")},
     "Conditioned": _WITH_CONDITIONS,
     "WorkloadSpec": _TEMPLATED_SPEC,
+    # DeploymentSpec.strategy is retainKeys: kubectl sends the $retainKeys directive.
+    "DeploymentSpec": {**_TEMPLATED_SPEC, "strategy": PatchField("retainKeys")},
 }
 
 
@@ -89,12 +91,16 @@ KINDS: dict[str, dict[str, PatchField]] = {
     "Node": _object("NodeSpec", "NodeStatus"),
     "Namespace": _object("", "Conditioned"),
     "Service": _object("ServiceSpec", "Conditioned"),
+    "Deployment": _object("DeploymentSpec", "Conditioned"),
     "ReplicaSet": _object("WorkloadSpec", "Conditioned"),
     "StatefulSet": _object("WorkloadSpec", "Conditioned"),
     "ReplicationController": _object("WorkloadSpec", "Conditioned"),
+    "Job": _object("WorkloadSpec", "Conditioned"),
     "PodDisruptionBudget": _object("", "Conditioned"),
     "Event": _object(),
     "ConfigMap": _object(),
+    "Secret": _object(),
+    "ServiceAccount": {**_object(), "secrets": _merge("name")},
     "Lease": _object(),
     "PriorityClass": _object(),
 }
