@@ -1,6 +1,6 @@
-"""Table printers of services, configmaps, namespaces, RCs, ReplicaSets, StatefulSets,
-PDBs, PriorityClasses and Leases (upstream's print* functions), as cells and as kubectl
-prints them."""
+"""Table printers of services, configmaps, secrets, service accounts, namespaces, RCs,
+Deployments, ReplicaSets, StatefulSets, Jobs, PDBs, PriorityClasses and Leases (upstream's
+print* functions), as cells and as kubectl prints them."""
 
 from __future__ import annotations
 
@@ -18,6 +18,18 @@ META = {"name": "x", "creationTimestamp": AN_HOUR_AGO}
 TEMPLATE = {
     "spec": {"containers": [{"name": "a", "image": "nginx"}, {"name": "b", "image": "busybox"}]}
 }
+TEN_MINUTES_AGO = (NOW - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+TWO_MINUTES_AGO = (NOW - timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+JOB_SELECTOR = {"matchLabels": {"batch.kubernetes.io/controller-uid": "u1"}}
+
+
+def _job(spec=None, status=None, **meta):
+    spec = {"selector": JOB_SELECTOR, "template": TEMPLATE, **(spec or {})}
+    return {"metadata": {**META, **meta}, "spec": spec, "status": status or {}}
+
+
+def _condition(kind, status="True"):
+    return {"type": kind, "status": status}
 
 
 @pytest.mark.parametrize(
@@ -115,6 +127,104 @@ TEMPLATE = {
             printers.priority_class_cells,
             {"metadata": META, "value": 1000, "globalDefault": True, "preemptionPolicy": "Never"},
             ["x", 1000, True, "60m", "Never"],
+        ),
+        pytest.param(
+            printers.deployment_cells,
+            {
+                "metadata": META,
+                "spec": {
+                    "replicas": 3,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": TEMPLATE,
+                },
+                "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 1},
+            },
+            ["x", "2/3", 3, 1, "60m", "a,b", "nginx,busybox", "app=web"],
+            id="deployment",
+        ),
+        pytest.param(
+            printers.job_cells,
+            _job({"completions": 3}, {"succeeded": 1, "startTime": TEN_MINUTES_AGO}),
+            [
+                "x",
+                "Running",
+                "1/3",
+                "10m",
+                "60m",
+                "a,b",
+                "nginx,busybox",
+                "batch.kubernetes.io/controller-uid=u1",
+            ],
+            id="job-running-counts-from-its-start",
+        ),
+        pytest.param(
+            printers.job_cells,
+            _job(
+                {"completions": 1},
+                {
+                    "succeeded": 1,
+                    "startTime": TEN_MINUTES_AGO,
+                    "completionTime": TWO_MINUTES_AGO,
+                    "conditions": [_condition("SuccessCriteriaMet"), _condition("Complete")],
+                },
+            ),
+            [
+                "x",
+                "Complete",
+                "1/1",
+                "8m",
+                "60m",
+                "a,b",
+                "nginx,busybox",
+                "batch.kubernetes.io/controller-uid=u1",
+            ],
+            id="job-complete-lasted-till-completion",
+        ),
+        pytest.param(
+            printers.job_cells,
+            _job({"parallelism": 4}, {"conditions": [_condition("Suspended")]}),
+            [
+                "x",
+                "Suspended",
+                "0/1 of 4",
+                "",
+                "60m",
+                "a,b",
+                "nginx,busybox",
+                "batch.kubernetes.io/controller-uid=u1",
+            ],
+            id="job-suspended-work-queue",
+        ),
+        pytest.param(
+            printers.job_cells,
+            _job(
+                {"completions": 2},
+                {"conditions": [_condition("Suspended"), _condition("Failed", "False")]},
+                deletionTimestamp=AN_HOUR_AGO,
+            ),
+            [
+                "x",
+                "Terminating",
+                "0/2",
+                "",
+                "60m",
+                "a,b",
+                "nginx,busybox",
+                "batch.kubernetes.io/controller-uid=u1",
+            ],
+            id="job-terminating-before-suspended",
+        ),
+        pytest.param(
+            printers.secret_cells,
+            {"metadata": META, "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}},
+            ["x", "kubernetes.io/tls", 2, "60m"],
+            id="secret",
+        ),
+        pytest.param(
+            printers.service_account_cells,
+            {"metadata": META, "secrets": [{"name": "t"}]},
+            ["x", 1, "60m"],
+            id="service-account",
         ),
         (
             printers.lease_cells,

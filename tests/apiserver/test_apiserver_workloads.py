@@ -111,12 +111,6 @@ def test_deployment_strategy_defaults(apiserver, strategy, expected):
     assert created["spec"]["strategy"] == expected
 
 
-def test_deployment_status_is_cleared_on_create(apiserver):
-    body = deployment("d-status").obj()
-    body["status"] = {"replicas": 7, "observedGeneration": 4}
-    assert _create(apiserver, DEPLOYMENTS, body)["status"] == {}
-
-
 def test_deployment_generation_follows_spec_and_annotations_not_labels_or_status(api):
     apps = client.AppsV1Api(api)
     apps.create_namespaced_deployment("default", deployment("d-gen").obj())
@@ -156,6 +150,35 @@ def test_deployment_scale_subresource(api):
     apps.patch_namespaced_deployment_scale("d-scale", "default", {"spec": {"replicas": 4}})
     got = apps.read_namespaced_deployment("d-scale", "default")
     assert (got.spec.replicas, got.metadata.generation) == (4, 2)
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "empty"),
+    [
+        pytest.param(DEPLOYMENTS, "Deployment", {}, id="deployment"),
+        pytest.param(
+            "/apis/apps/v1/namespaces/default/replicasets",
+            "ReplicaSet",
+            {"replicas": 0},
+            id="replicaset",
+        ),
+        pytest.param(
+            "/apis/apps/v1/namespaces/default/statefulsets",
+            "StatefulSet",
+            {"replicas": 0, "availableReplicas": 0},
+            id="statefulset",
+        ),
+    ],
+)
+def test_a_new_workload_starts_with_an_empty_status(apiserver, path, kind, empty):
+    body = deployment(f"empty-{kind.lower()}").obj()
+    body["kind"] = kind
+    if kind != "Deployment":
+        body["spec"] = {k: body["spec"][k] for k in ("selector", "template")}
+    if kind == "StatefulSet":
+        body["spec"]["serviceName"] = "svc"
+    body["status"] = {"replicas": 5, "readyReplicas": 5, "observedGeneration": 9}
+    assert _create(apiserver, path, body)["status"] == empty
 
 
 def test_replica_set_gets_its_replica_default(apiserver):

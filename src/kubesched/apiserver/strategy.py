@@ -3,11 +3,12 @@
 Two parts of kube-apiserver's per-kind strategies (``pkg/registry/<group>/<kind>/strategy.go``)
 live here:
 
-- **PrepareForCreate**: a new Deployment or Job starts with an empty status whatever the
-  body says; a Job without ``manualSelector: true`` gets a generated selector on its own
-  uid and the labels that select its pods (``batch.kubernetes.io/controller-uid``,
-  ``batch.kubernetes.io/job-name``, and the legacy ``controller-uid`` / ``job-name``),
-  unless the template already has them.
+- **PrepareForCreate**: a new workload (Deployment, ReplicaSet, StatefulSet,
+  ReplicationController, Job) starts with an empty status whatever the body says (its
+  JSON keeps the counts Go writes without ``omitempty``); a Job without
+  ``manualSelector: true`` gets a generated selector on its own uid and the labels that
+  select its pods (``batch.kubernetes.io/controller-uid``, ``batch.kubernetes.io/job-name``,
+  and the legacy ``controller-uid`` / ``job-name``), unless the template already has them.
 - **The garbage collector's finalizers on delete** (``deletionFinalizersForGarbageCollection``
   in the generic registry's ``store.go``): a delete's ``propagationPolicy`` (or the older
   ``orphanDependents``) adds ``orphan`` or ``foregroundDeletion`` to the object's
@@ -23,7 +24,14 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.apiserver import errors
-from kubesched.apiserver.resources import DEPLOYMENTS, JOBS, REPLICATIONCONTROLLERS, Resource
+from kubesched.apiserver.resources import (
+    DEPLOYMENTS,
+    JOBS,
+    REPLICASETS,
+    REPLICATIONCONTROLLERS,
+    STATEFULSETS,
+    Resource,
+)
 from kubesched.apiserver.watch import Object
 
 #: metav1.FinalizerOrphanDependents and metav1.FinalizerDeleteDependents.
@@ -38,6 +46,15 @@ JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
 CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 
+#: The empty status each workload's PrepareForCreate sets, as its JSON (fields without
+#: ``omitempty`` are written as 0).
+_EMPTY_STATUS: dict[Resource, dict[str, int]] = {
+    DEPLOYMENTS: {},
+    JOBS: {},
+    REPLICASETS: {"replicas": 0},
+    REPLICATIONCONTROLLERS: {"replicas": 0},
+    STATEFULSETS: {"replicas": 0, "availableReplicas": 0},
+}
 #: Kinds whose ``DefaultGarbageCollectionPolicy`` is OrphanDependents in this version.
 _ORPHAN_BY_DEFAULT = (JOBS, REPLICATIONCONTROLLERS)
 
@@ -52,8 +69,9 @@ def prepare_for_create(res: Resource, obj: Object) -> None:
     the object will be stored with when :func:`needs_uid` says it is needed."""
     if res.custom is not None:
         return
-    if res in (DEPLOYMENTS, JOBS):
-        obj["status"] = {}
+    empty = _EMPTY_STATUS.get(res)
+    if empty is not None:
+        obj["status"] = dict(empty)
     if res == JOBS:
         spec = obj.get("spec")
         if isinstance(spec, dict) and spec.get("manualSelector") is not True:
