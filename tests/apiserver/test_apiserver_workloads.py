@@ -441,3 +441,17 @@ def test_openapi_v2_lists_no_definitions(apiserver):
     code, body = call(apiserver, "GET", "/openapi/v2")
     assert code == 200
     assert (body["swagger"], body["paths"], body["definitions"]) == ("2.0", {}, {})
+
+
+def test_openapi_v3_patch_takes_strategic_merge_patches_for_builtin_kinds(apiserver):
+    # kubectl apply builds its strategic merge patch from these schemas when it may.
+    _, doc = call(apiserver, "GET", "/openapi/v3/apis/apps/v1")
+    patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+    assert sorted(patch["requestBody"]["content"]) == [
+        "application/apply-patch+yaml",
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+    ]
+    spec = doc["components"]["schemas"]["io.k8s.api.apps.v1.DeploymentSpec"]
+    assert spec["properties"]["strategy"]["x-kubernetes-patch-strategy"] == "retainKeys"

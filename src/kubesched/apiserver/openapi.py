@@ -83,6 +83,28 @@ def _operation(r: Resource, verb: str, query: tuple[str, ...]) -> dict[str, Any]
     }
 
 
+#: The patch types every PATCH takes; built-in kinds take strategic merge patches too.
+_PATCH_TYPES = (
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+)
+_STRATEGIC = "application/strategic-merge-patch+json"
+
+
+def _patch_operation(r: Resource, query: tuple[str, ...]) -> dict[str, Any]:
+    # kubectl apply computes a strategic merge patch from this document's schemas (their
+    # x-kubernetes-patch-* extensions) when the PATCH names the strategic type, and falls
+    # back to a JSON merge patch for custom resources, as upstream's documents lead it to.
+    types = _PATCH_TYPES if r.custom is not None else (*_PATCH_TYPES, _STRATEGIC)
+    operation = _operation(r, "patch", query)
+    operation["requestBody"] = {
+        "content": {t: {"schema": {"type": "object"}} for t in types},
+        "required": True,
+    }
+    return operation
+
+
 def group_version(
     resources: tuple[Resource, ...], group: str, version: str
 ) -> dict[str, Any] | None:
@@ -102,7 +124,7 @@ def group_version(
         paths[f"{scope}/{r.plural}/{{name}}"] = {
             "get": _operation(r, "get", ()),
             "put": _operation(r, "put", write),
-            "patch": _operation(r, "patch", (*write, "force")),
+            "patch": _patch_operation(r, (*write, "force")),
             "delete": _operation(r, "delete", ("dryRun",)),
         }
     return {
