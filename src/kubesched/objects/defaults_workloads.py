@@ -130,6 +130,9 @@ def _default_volume(volume: dict[str, Any]) -> None:
         source = _dict(volume.get(key))
         if source is not None and source.get("defaultMode") is None:
             source["defaultMode"] = VOLUME_DEFAULT_MODE
+    host_path = _dict(volume.get("hostPath"))
+    if host_path is not None and host_path.get("type") is None:
+        host_path["type"] = ""  # SetDefaults_HostPathVolumeSource: HostPathUnset
 
 
 def default_pod_template(template: Any) -> None:
