@@ -272,3 +272,32 @@ def test_a_secret_with_data_key_in_base64_round_trips(apiserver):
     body = {"metadata": {"name": "bin"}, "data": {"blob": raw}}
     code, created = call(apiserver, "POST", SECRETS, body)
     assert (code, created["data"]) == (201, {"blob": raw})
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        pytest.param(
+            {"replicas": 1, "readyReplicas": 2},
+            'Deployment.apps "st" is invalid: status.readyReplicas: Invalid value: 2: cannot be '
+            "greater than status.replicas",
+            id="ready-above-replicas",
+        ),
+        pytest.param(
+            {"replicas": 3, "readyReplicas": 1, "availableReplicas": 2},
+            'Deployment.apps "st" is invalid: status.availableReplicas: Invalid value: 2: cannot '
+            "be greater than readyReplicas",
+            id="available-above-ready",
+        ),
+        pytest.param(
+            {"replicas": 2, "collisionCount": -1},
+            f'Deployment.apps "st" is invalid: status.collisionCount: Invalid value: -1: '
+            f"{MUST_BE_NONNEGATIVE}",
+            id="negative-count",
+        ),
+    ],
+)
+def test_deployment_status_writes_are_validated(apiserver, status, message):
+    call(apiserver, "POST", DEPLOYMENTS, deployment("st").obj())
+    code, body = call(apiserver, "PATCH", f"{DEPLOYMENTS}/st/status", {"status": status}, MERGE)
+    assert (code, body["message"]) == (422, message)

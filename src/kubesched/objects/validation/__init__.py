@@ -41,7 +41,9 @@ from kubesched.objects.validation.core import (
 )
 from kubesched.objects.validation.deployment import (
     deployment,
+    deployment_status,
     deployment_update,
+    replica_set_status,
     selector_unchanged,
 )
 from kubesched.objects.validation.job import job, job_update
@@ -142,6 +144,9 @@ UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
 STATUS: dict[str, Callable[[Object], Errors]] = {
     "Pod": pod_status_update,
     "Node": node_status,
+    "Deployment": deployment_status,
+    "ReplicaSet": replica_set_status,
+    "ReplicationController": replica_set_status,
 }
 
 #: ``standardFinalizers``: the unqualified finalizer names the core API accepts.

@@ -162,3 +162,56 @@ def selector_unchanged(new: Object, old: Object) -> Errors:
 def deployment_update(new: Object, old: Object) -> Errors:
     """``ValidateDeploymentUpdate`` and the apps/v1 selector rule."""
     return deployment(new) + selector_unchanged(new, old)
+
+
+_COUNTS = (
+    "observedGeneration",
+    "replicas",
+    "updatedReplicas",
+    "readyReplicas",
+    "availableReplicas",
+    "unavailableReplicas",
+    "terminatingReplicas",
+    "collisionCount",
+)
+_RS_COUNTS = (
+    "replicas",
+    "fullyLabeledReplicas",
+    "readyReplicas",
+    "availableReplicas",
+    "terminatingReplicas",
+    "observedGeneration",
+)
+_OVER_REPLICAS = "cannot be greater than status.replicas"
+
+
+def _bounded(status: dict[str, Any], counts: tuple[str, ...], below: tuple[str, ...]) -> Errors:
+    errs: Errors = []
+    for key in counts:
+        errs.extend(nonnegative_int(status.get(key), f"status.{key}"))
+    replicas = status.get("replicas", 0)
+    for key in below:
+        value = status.get(key, 0)
+        if is_int(value) and is_int(replicas) and value > replicas:
+            errs.append(invalid(f"status.{key}", value, _OVER_REPLICAS))
+    ready, available = status.get("readyReplicas", 0), status.get("availableReplicas", 0)
+    if is_int(ready) and is_int(available) and available > ready:
+        errs.append(
+            invalid("status.availableReplicas", available, "cannot be greater than readyReplicas")
+        )
+    return errs
+
+
+def deployment_status(new: Object) -> Errors:
+    """``ValidateDeploymentStatus``: counts not negative, none above ``replicas``, no more
+    available than ready replicas."""
+    status = as_dict(new.get("status"))
+    below = ("updatedReplicas", "readyReplicas", "availableReplicas")
+    return _bounded(status, _COUNTS, below)
+
+
+def replica_set_status(new: Object) -> Errors:
+    """``ValidateReplicaSetStatus`` (and ReplicationController's): as for Deployments."""
+    status = as_dict(new.get("status"))
+    below = ("fullyLabeledReplicas", "readyReplicas", "availableReplicas")
+    return _bounded(status, _RS_COUNTS, below)
