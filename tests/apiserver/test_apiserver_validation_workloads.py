@@ -301,3 +301,31 @@ def test_deployment_status_writes_are_validated(apiserver, status, message):
     call(apiserver, "POST", DEPLOYMENTS, deployment("st").obj())
     code, body = call(apiserver, "PATCH", f"{DEPLOYMENTS}/st/status", {"status": status}, MERGE)
     assert (code, body["message"]) == (422, message)
+
+
+def test_a_suspended_job_that_never_started_may_change_where_it_runs(apiserver):
+    assert call(apiserver, "POST", JOBS, job("queued").spec(suspend=True).obj())[0] == 201
+    directives = {
+        "spec": {
+            "template": {
+                "metadata": {"annotations": {"queue": "a"}},
+                "spec": {
+                    "nodeSelector": {"pool": "gpu"},
+                    "tolerations": [{"key": "gpu", "operator": "Exists"}],
+                },
+            }
+        }
+    }
+    code, got = call(apiserver, "PATCH", f"{JOBS}/queued", directives, MERGE)
+    assert code == 200, got
+    assert got["spec"]["template"]["spec"]["nodeSelector"] == {"pool": "gpu"}
+    # Anything else in the template stays immutable.
+    image = {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "other"}]}}}}
+    code, refused = call(apiserver, "PATCH", f"{JOBS}/queued", image, MERGE)
+    assert code == 422
+    assert [c["field"] for c in refused["details"]["causes"]] == ["spec.template"]
+    # Once started, the directives are frozen too.
+    started = {"status": {"startTime": "2026-01-01T00:00:00Z"}}
+    assert call(apiserver, "PATCH", f"{JOBS}/queued/status", started, MERGE)[0] == 200
+    moved = {"spec": {"template": {"spec": {"nodeSelector": {"pool": "cpu"}}}}}
+    assert call(apiserver, "PATCH", f"{JOBS}/queued", moved, MERGE)[0] == 422

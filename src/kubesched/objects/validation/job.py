@@ -6,8 +6,9 @@ parallelism in tandem — ElasticIndexedJob, on in 1.34).
 
 Objects are validated after defaulting and after the strategy's PrepareForCreate (the
 generated selector and template labels). Left out: podFailurePolicy, successPolicy and
-managedBy rules, and the scheduling directives a suspended Job that never started may
-change (its template is immutable here as for any other Job).
+managedBy rules. A suspended Job that never started may change its template's scheduling
+directives (node selector, node affinity, tolerations, scheduling gates, labels and
+annotations), as Kueue and other queueing controllers do before they let it start.
 """
 
 from __future__ import annotations
@@ -206,11 +207,57 @@ def _completions_update(spec: dict[str, Any], old: dict[str, Any]) -> Errors:
     return []
 
 
+def _template_as_allowed(new: Object, old: Object) -> Any:
+    # validatePodTemplateUpdate: the old template with the scheduling directives a
+    # suspended, never started Job may change taken from the new one.
+    old_spec = as_dict(old.get("spec"))
+    template = old_spec.get("template")
+    suspended = old_spec.get("suspend") is True
+    if (
+        not suspended
+        or as_dict(old.get("status")).get("startTime")
+        or not isinstance(template, dict)
+    ):
+        return template
+    new_template = as_dict(as_dict(new.get("spec")).get("template"))
+    new_pod, merged = as_dict(new_template.get("spec")), dict(template)
+    pod = dict(as_dict(template.get("spec")))
+    for key in ("nodeSelector", "tolerations", "schedulingGates"):
+        pod.pop(key, None)
+        if key in new_pod:
+            pod[key] = new_pod[key]
+    affinity = dict(as_dict(pod.get("affinity")))
+    affinity.pop("nodeAffinity", None)
+    new_node_affinity = as_dict(new_pod.get("affinity")).get("nodeAffinity")
+    if new_node_affinity is not None:
+        affinity["nodeAffinity"] = new_node_affinity
+    if affinity:
+        pod["affinity"] = affinity
+    elif new_pod.get("affinity") is not None:
+        pod["affinity"] = new_pod["affinity"]  # an empty affinity, as sent
+    else:
+        pod.pop("affinity", None)
+    merged["spec"] = pod
+    meta = dict(as_dict(template.get("metadata")))
+    new_meta = as_dict(new_template.get("metadata"))
+    for key in ("labels", "annotations"):
+        meta.pop(key, None)
+        if key in new_meta:
+            meta[key] = new_meta[key]
+    if meta or "metadata" in new_template:
+        merged["metadata"] = meta
+    else:
+        merged.pop("metadata", None)
+    return merged
+
+
 def job_update(new: Object, old: Object) -> Errors:
     """``ValidateJob`` and ``ValidateJobSpecUpdate``."""
     spec, old_spec = as_dict(new.get("spec")), as_dict(old.get("spec"))
     errs = job(new) + _completions_update(spec, old_spec)
-    for key in ("selector", "template", "completionMode", "podFailurePolicy"):
+    errs.extend(immutable("spec.selector", spec.get("selector"), old_spec.get("selector")))
+    errs.extend(immutable("spec.template", spec.get("template"), _template_as_allowed(new, old)))
+    for key in ("completionMode", "podFailurePolicy"):
         errs.extend(immutable(f"spec.{key}", spec.get(key), old_spec.get(key)))
     for key in ("backoffLimitPerIndex", "managedBy", "successPolicy"):
         errs.extend(immutable(f"spec.{key}", spec.get(key), old_spec.get(key)))
