@@ -329,3 +329,14 @@ def test_a_suspended_job_that_never_started_may_change_where_it_runs(apiserver):
     assert call(apiserver, "PATCH", f"{JOBS}/queued/status", started, MERGE)[0] == 200
     moved = {"spec": {"template": {"spec": {"nodeSelector": {"pool": "cpu"}}}}}
     assert call(apiserver, "PATCH", f"{JOBS}/queued", moved, MERGE)[0] == 422
+
+
+def test_job_status_counts_are_not_negative(apiserver):
+    assert call(apiserver, "POST", JOBS, job("counted").obj())[0] == 201
+    code, body = call(
+        apiserver, "PATCH", f"{JOBS}/counted/status", {"status": {"failed": -1}}, MERGE
+    )
+    assert (code, body["message"]) == (
+        422,
+        f'Job.batch "counted" is invalid: status.failed: Invalid value: -1: {MUST_BE_NONNEGATIVE}',
+    )

@@ -46,7 +46,7 @@ from kubesched.objects.validation.deployment import (
     replica_set_status,
     selector_unchanged,
 )
-from kubesched.objects.validation.job import job, job_update
+from kubesched.objects.validation.job import job, job_status, job_update
 from kubesched.objects.validation.kinds import (
     config_map,
     config_map_update,
@@ -147,6 +147,7 @@ STATUS: dict[str, Callable[[Object], Errors]] = {
     "Deployment": deployment_status,
     "ReplicaSet": replica_set_status,
     "ReplicationController": replica_set_status,
+    "Job": job_status,
 }
 
 #: ``standardFinalizers``: the unqualified finalizer names the core API accepts.

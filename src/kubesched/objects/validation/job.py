@@ -262,3 +262,14 @@ def job_update(new: Object, old: Object) -> Errors:
     for key in ("backoffLimitPerIndex", "managedBy", "successPolicy"):
         errs.extend(immutable(f"spec.{key}", spec.get(key), old_spec.get(key)))
     return errs
+
+
+def job_status(new: Object) -> Errors:
+    """The counts of ``validateJobStatus``: active, succeeded, failed, ready and
+    terminating pods are never negative. (The condition transitions 1.34 checks for
+    Jobs another controller manages are not checked here.)"""
+    status = as_dict(new.get("status"))
+    errs: Errors = []
+    for key in ("active", "succeeded", "failed", "ready", "terminating"):
+        errs.extend(nonnegative_int(status.get(key), f"status.{key}"))
+    return errs
