@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import urllib.request
 
 import pytest
 from apiserver_builders import call, deployment, job
@@ -188,3 +189,23 @@ def test_kubectl_delete_cascade(apiserver, cascade, finalizers):
     assert result.returncode == 0, result.stderr
     _, got = call(apiserver, "GET", path)
     assert got["metadata"]["finalizers"] == [finalizers]
+
+
+def test_deleting_a_job_without_a_policy_warns_that_its_pods_stay(apiserver):
+    for name, options in (("warned", b""), ("quiet", b'{"propagationPolicy":"Orphan"}')):
+        code, _ = call(apiserver, "POST", JOBS, job(name).obj())
+        assert code == 201
+        request = urllib.request.Request(
+            f"{apiserver.url}{JOBS}/{name}", data=options or None, method="DELETE"
+        )
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=10) as response:
+            warnings = response.headers.get_all("Warning") or []
+        if name == "warned":
+            assert warnings == [
+                '299 - "child pods are preserved by default when jobs are deleted; set '
+                "propagationPolicy=Background to remove them or set propagationPolicy=Orphan "
+                'to suppress this warning"'
+            ]
+        else:
+            assert warnings == []

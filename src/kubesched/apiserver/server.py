@@ -42,6 +42,7 @@ from kubesched.apiserver import (
     protobuf,
     rest,
     scale,
+    strategy,
     tables,
 )
 from kubesched.apiserver.auth import ANONYMOUS_USER, USER_KEY, token_middleware
@@ -424,7 +425,13 @@ async def _serve(
         )
     if method == "DELETE" and not t.subresource:
         options = await _delete_options(request)
-        return _out(view, *rest.delete(store, res, t.namespace, t.name, options))
+        reply = rest.delete(store, res, t.namespace, t.name, options)
+        warnings = strategy.delete_warnings(res, options)
+        if warnings:
+            check = request.get(_FIELD_CHECK) or fieldvalidation.FieldCheck()
+            check.warn(warnings)
+            request[_FIELD_CHECK] = check
+        return _out(view, *reply)
     raise errors.method_not_supported(res.plural, method.lower(), res.group)
 
 

@@ -135,6 +135,21 @@ def check_delete_options(options: dict[str, Any]) -> None:
         raise errors.invalid("DeleteOptions", "", causes, "meta.k8s.io")
 
 
+#: The job REST storage's warning when a delete leaves batch/v1's orphaning default at work.
+JOB_DELETE_WARNING = (
+    "child pods are preserved by default when jobs are deleted; set "
+    "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress "
+    "this warning"
+)
+
+
+def delete_warnings(res: Resource, options: dict[str, Any]) -> list[str]:
+    """The warnings a delete with ``options`` gets: a Job deleted without a policy keeps
+    its pods, which upstream's job storage says in a Warning header."""
+    unset = options.get("propagationPolicy") is None and options.get("orphanDependents") is None
+    return [JOB_DELETE_WARNING] if res == JOBS and unset else []
+
+
 def _orphans(res: Resource, finalizers: list[str], options: dict[str, Any]) -> bool:
     # shouldOrphanDependents.
     orphan = options.get("orphanDependents")
