@@ -195,7 +195,7 @@ def test_loader_refuses_a_bad_pod_naming_file_object_and_field(
                     "template": template({"app": "db"}),
                 },
             },
-            'ReplicaSet "default/web": spec.template.metadata.labels: Invalid value: map[string]string{"app":"db"}: `selector` does not match template `labels`',
+            'ReplicaSet "default/web": spec.template.metadata.labels: Invalid value: {"app":"db"}: `selector` does not match template `labels`',
             id="replicaset",
         ),
         pytest.param(
