@@ -394,3 +394,25 @@ def test_a_pod_both_accept_is_stored_and_loads(
     assert [p.key for p in load_objects(write(tmp_path / "pods.yaml", raw)).pods] == [
         "default/fine"
     ]
+
+
+def test_a_nul_byte_in_a_cluster_or_config_file_is_one_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = write(tmp_path / "cluster.yaml", make_node("n1").capacity(cpu="1").dict())
+    bad = tmp_path / "nul.yaml"
+    bad.write_text('kind: Node\nmetadata:\n  name: "a\0b"\n')
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\0\n"
+    )
+    assert main(["simulate", "--cluster", str(bad)]) == 2
+    assert capsys.readouterr().err == (
+        f"kubesched: error: {bad}: position 31: invalid YAML: unacceptable character #x0000: "
+        "special characters are not allowed\n"
+    )
+    assert main(["simulate", "--cluster", str(good), "--config", str(config)]) == 2
+    assert capsys.readouterr().err == (
+        f"{config}: invalid YAML: position 75: unacceptable character #x0000: special "
+        "characters are not allowed\n"
+    )

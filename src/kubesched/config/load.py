@@ -63,7 +63,12 @@ def _read_json(text: str) -> tuple[Any, list[FieldError]]:
 
 
 def _read_yaml(text: str, source: str) -> tuple[Any, list[FieldError]]:
-    loader = _StrictLoader(text)
+    try:
+        # The reader refuses control characters (a NUL byte) as it is built.
+        loader = _StrictLoader(text)
+    except yaml.reader.ReaderError as exc:
+        detail = f"invalid YAML: position {exc.position}: {_unacceptable(exc)}"
+        raise ConfigError(source, [FieldError.decode("", detail)]) from exc
     try:
         return loader.get_single_data(), loader.repeated_keys
     except yaml.MarkedYAMLError as exc:
@@ -75,6 +80,12 @@ def _read_yaml(text: str, source: str) -> tuple[Any, list[FieldError]]:
         raise ConfigError(source, [FieldError.decode("", f"invalid YAML: {exc}")]) from exc
     finally:
         loader.dispose()
+
+
+def _unacceptable(exc: yaml.reader.ReaderError) -> str:
+    # ReaderError's own text spans two lines; errors here are one line each.
+    char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    return f"unacceptable character #x{char:04x}: {exc.reason}"
 
 
 def read_document(text: str, source: str, *, is_json: bool = False) -> tuple[Any, list[FieldError]]:

@@ -72,6 +72,13 @@ def read_documents(path: Path) -> Iterator[tuple[str, Any]]:
     else:
         try:
             docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        except yaml.reader.ReaderError as err:
+            # A control character (a NUL byte): its own text spans two lines.
+            char = err.character if isinstance(err.character, int) else ord(err.character)
+            raise InputError(
+                f"{path}: position {err.position}: invalid YAML: unacceptable character "
+                f"#x{char:04x}: {err.reason}"
+            ) from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
