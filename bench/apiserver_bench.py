@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=10000)
     parser.add_argument("--clients", type=int, default=16)
     args = parser.parse_args(argv)
-    code = "import sys; from kubesched.apiserver.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from kubesched.cli.apiserver import main; sys.exit(main(sys.argv[1:]))"
     kubeconfig = Path("/tmp/kubesched-bench.kubeconfig")
     window = str(max(4096, 2 * args.pods + 10))
     proc = subprocess.Popen(
@@ -167,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             str(kubeconfig),
             "--window",
             window,
-            # No kubelets, as in scheduler_perf: the node agent would add a pod watcher.
-            "--no-agent",
+            # No kubelets, as in scheduler_perf: the simulated kubelet would add a pod watcher.
+            "--no-controllers",
         ],
         stdout=subprocess.PIPE,
         text=True,

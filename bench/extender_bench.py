@@ -235,10 +235,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.nodes.split(",")]
     kubeconfig = Path("/tmp/kubesched-extender-bench.kubeconfig")
-    api_code = "import sys; from kubesched.apiserver.cli import main; sys.exit(main(sys.argv[1:]))"
+    api_code = "import sys; from kubesched.cli.apiserver import main; sys.exit(main(sys.argv[1:]))"
     ext_code = "import sys; from kubesched.extender.cli import main; sys.exit(main(sys.argv[1:]))"
     api = subprocess.Popen(
-        [_PY, "-c", api_code, "--port", "0", "--write-kubeconfig", str(kubeconfig), "--no-agent"],
+        [
+            _PY,
+            "-c",
+            api_code,
+            "--port",
+            "0",
+            "--write-kubeconfig",
+            str(kubeconfig),
+            "--no-controllers",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )

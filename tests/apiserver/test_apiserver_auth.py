@@ -19,8 +19,8 @@ import kubernetes
 import pytest
 
 from kubesched.apiserver.auth import bearer_token
-from kubesched.apiserver.cli import _token, build_parser, main
 from kubesched.apiserver.runner import start_apiserver
+from kubesched.cli.apiserver import _token, build_parser, main
 from kubesched.kube import Client, load_kubeconfig
 from kubesched.kube.errors import Unauthorized
 from kubesched.kube.resources import NAMESPACES
@@ -244,7 +244,7 @@ def test_cli_reads_the_token_from_a_file_and_keeps_it_out_of_its_output(tmp_path
     token_file = tmp_path / "token"
     token_file.write_text("from-a-file\n")
     kubeconfig = tmp_path / "kc"
-    code = "import sys; from kubesched.apiserver.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from kubesched.cli.apiserver import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.Popen(
         [
             sys.executable,

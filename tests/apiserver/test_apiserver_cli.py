@@ -13,7 +13,7 @@ import urllib.request
 
 
 def _command(*args):
-    code = "import sys; from kubesched.apiserver.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from kubesched.cli.apiserver import main; sys.exit(main(sys.argv[1:]))"
     return [sys.executable, "-c", code, *args]
 
 

@@ -291,3 +291,18 @@ def test_kubectl_discovers_in_two_requests_and_finds_a_new_crd(apiserver, tmp_pa
     assert json.loads(got.stdout)["spec"] == {"size": 3}
     assert "gadgets" in kubectl("api-resources", "--api-group=disco.example.io").stdout
     kubectl("delete", "crd", "gadgets.disco.example.io")
+
+
+def test_discovery_lists_eviction_as_kube_apiserver_does(apiserver):
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"{apiserver.url}/api/v1") as response:
+        resources = json.load(response)["resources"]
+    (eviction,) = [r for r in resources if r["name"] == "pods/eviction"]
+    assert (eviction["kind"], eviction["group"], eviction["version"], eviction["verbs"]) == (
+        "Eviction",
+        "policy",
+        "v1",
+        ["create"],
+    )

@@ -276,7 +276,7 @@ def test_in_memory_by_default(tmp_path, monkeypatch):
 
 
 def _cli(*args):
-    code = "import sys; from kubesched.apiserver.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from kubesched.cli.apiserver import main; sys.exit(main(sys.argv[1:]))"
     return [sys.executable, "-c", code, *args]
 
 

@@ -189,7 +189,7 @@ def test_unusable_certificates_are_clear_errors(tmp_path):
 
 def test_cli_serves_https_with_the_host_in_the_certificate(tmp_path):
     kubeconfig = tmp_path / "kc"
-    code = "import sys; from kubesched.apiserver.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from kubesched.cli.apiserver import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -1,9 +1,9 @@
 """Fixtures for the controller tests: a real embedded API server and controllers that
 reach it through ``kube``, each in its own thread and event loop, as separate processes
-would be.
+would be (:func:`kubesched.cli.cluster.start_cluster` starts both).
 
-Also puts this folder on ``sys.path`` so tests can import ``controller_helpers`` and
-``control_plane``.
+Also puts this folder and ``tests/apiserver`` on ``sys.path`` so tests can import
+``controller_helpers``, ``control_plane`` and ``apiserver_builders``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+_HERE = Path(__file__).resolve().parent
+for _folder in (str(_HERE), str(_HERE.parent / "apiserver")):
+    if _folder not in sys.path:
+        sys.path.insert(0, _folder)
 
 from control_plane import ControlPlane, start_control_plane  # noqa: E402
 

@@ -74,7 +74,7 @@ class Cluster:
 
 @contextlib.contextmanager
 def cluster(tmp: Path, *, taint_c: bool = False) -> Iterator[Cluster]:
-    with start_apiserver(kubeconfig_path=tmp / "kubeconfig", agent=False) as handle:
+    with start_apiserver(kubeconfig_path=tmp / "kubeconfig") as handle:
         api = k8s_config.new_client_from_config(config_file=str(handle.kubeconfig_path))
         core = k8s.CoreV1Api(api)
         for name in ("a", "b", "c"):

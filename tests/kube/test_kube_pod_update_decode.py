@@ -129,7 +129,7 @@ def test_a_malformed_update_is_reported_as_the_full_decoder_does() -> None:
 def test_an_informer_follows_bindings_and_changes_through_update_decoding(tmp_path) -> None:
     import asyncio
 
-    with start_apiserver(kubeconfig_path=tmp_path / "kc", nodes=1, agent=False) as server:
+    with start_apiserver(kubeconfig_path=tmp_path / "kc", nodes=1) as server:
 
         async def body() -> tuple[Pod | None, Pod | None]:
             async with Client(load_kubeconfig([server.kubeconfig_path])) as client:

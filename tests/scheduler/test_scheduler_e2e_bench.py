@@ -48,7 +48,7 @@ def test_e2e_against_the_embedded_api_server_binds_every_pod(capsys):
 
 
 def test_e2e_against_a_kubeconfig_uses_its_nodes_and_cleans_up(capsys, tmp_path):
-    with start_apiserver(kubeconfig_path=tmp_path / "kc", nodes=7, agent=False) as server:
+    with start_apiserver(kubeconfig_path=tmp_path / "kc", nodes=7) as server:
         code, out, err = _run(capsys, "--kubeconfig", str(server.kubeconfig_path), "--pods", "30")
         assert code == 0, err
         assert "30 bound" in out and "7 nodes" in out

@@ -10,8 +10,9 @@ names), ``priority`` (the Priority admission plugin, system priority classes),
 ``eventsv1`` (events.k8s.io/v1 over core/v1 events), ``crd`` and ``crdschema``
 (CustomResourceDefinitions, custom resources and their structural schemas), ``tables``
 (``as=Table`` printing),
-``server`` (HTTP), ``runner`` (start/stop in-process, kubeconfig), ``cli``
-(``kubesched apiserver``).
+``server`` (HTTP), ``runner`` (start/stop in-process, kubeconfig), ``nodes`` (simulated
+nodes into the store). The ``kubesched apiserver`` command, which runs the controllers
+beside the server, is :mod:`kubesched.cli.apiserver`.
 """
 
 from kubesched.apiserver.errors import ApiError

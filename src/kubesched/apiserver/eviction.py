@@ -21,9 +21,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from kubesched.apiserver import disruption, errors, rest
+from kubesched.apiserver import errors, rest
 from kubesched.apiserver.resources import PODDISRUPTIONBUDGETS, PODS
 from kubesched.apiserver.store import Store, copy_object, format_time
+from kubesched.apiserver.watch import Object
+from kubesched.objects.disruption import is_ready, matches
 
 #: Upstream's ``MaxDisruptedPodSize``.
 MAX_DISRUPTED_PODS = 2000
@@ -57,7 +59,7 @@ def evict(store: Store, namespace: str, name: str, body: Any) -> rest.Reply:
         return _delete(store, namespace, name, options)
     pdb_name = ""
     for _ in range(_RETRIES):
-        pdbs = disruption.pdbs_for_pod(store, pod)
+        pdbs = _pdbs_for_pod(store, pod)
         if not pdbs:
             break
         if len(pdbs) > 1:
@@ -68,7 +70,7 @@ def evict(store: Store, namespace: str, name: str, body: Any) -> rest.Reply:
         pdb = pdbs[0]
         pdb_name = pdb["metadata"]["name"]
         status = pdb.get("status") or {}
-        if not disruption.is_ready(pod):
+        if not is_ready(pod):
             policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy")
             if policy == "AlwaysAllow" or (
                 int(status.get("currentHealthy", 0)) >= int(status.get("desiredHealthy", 0))
@@ -135,3 +137,9 @@ def _try_decrement(store: Store, pdb: Any, pod_name: str) -> bool:
 def _delete(store: Store, namespace: str, name: str, options: dict[str, Any]) -> rest.Reply:
     rest.delete(store, PODS, namespace, name, options)
     return 201, errors.success(201)
+
+
+def _pdbs_for_pod(store: Store, pod: Object) -> list[Object]:
+    """The PDBs that cover ``pod``."""
+    ns = pod["metadata"].get("namespace") or ""
+    return [p for p in store.list(PODDISRUPTIONBUDGETS, ns).items if matches(p, pod)]

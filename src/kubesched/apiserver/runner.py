@@ -19,9 +19,8 @@ from pathlib import Path
 from aiohttp import web
 
 from kubesched.apiserver import errors
-from kubesched.apiserver.agent import DEFAULT_LEASE_INTERVAL, DEFAULT_RUN_DELAY, NodeAgent
 from kubesched.apiserver.crd import stored_resources
-from kubesched.apiserver.nodes import create_nodes, load_template, make_nodes
+from kubesched.apiserver.nodes import create_nodes
 from kubesched.apiserver.persist import SqliteStorage
 from kubesched.apiserver.priority import system_priority_classes
 from kubesched.apiserver.resources import BUILTIN, NAMESPACES, PRIORITYCLASSES
@@ -35,6 +34,7 @@ from kubesched.apiserver.tls import (
     pki_dir_for,
     server_ssl_context,
 )
+from kubesched.objects.nodes import load_template, make_nodes
 
 #: Namespaces that exist in every new cluster.
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -174,8 +174,6 @@ class ApiServerHandle:
     _runner: web.AppRunner = field(repr=False)
     _thread: threading.Thread = field(repr=False)
     _owns_store: bool = field(default=False, repr=False)
-    #: The node agent running in the server's loop (None with ``agent=False``).
-    agent: NodeAgent | None = field(default=None, repr=False)
     #: The bearer token requests must carry (empty: none needed).
     token: str = field(default="", repr=False)
     #: PEM of the CA that verifies an https server (None for http).
@@ -186,8 +184,6 @@ class ApiServerHandle:
         data file of a store it opened itself)."""
         if not self._thread.is_alive():
             return
-        if self.agent is not None:
-            asyncio.run_coroutine_threadsafe(self.agent.stop(), self._loop).result(timeout=10)
         future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
         future.result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -207,16 +203,14 @@ async def start_site(
     host: str,
     port: int,
     bookmark_interval: float,
-    disruption: bool = True,
     token: str = "",
     served: ServingCertificate | None = None,
 ) -> tuple[web.AppRunner, str]:
     """Start serving ``store`` on host:port in the running loop; return the runner and URL.
-    ``disruption``: run the disruption controller (PodDisruptionBudget status);
     ``token``: the bearer token requests must carry; ``served``: serve HTTPS with it."""
     ssl_context = server_ssl_context(served) if served is not None else None
     runner = web.AppRunner(
-        make_app(store, bookmark_interval, disruption, token),
+        make_app(store, bookmark_interval, token),
         access_log=None,
         shutdown_timeout=2.0,
     )
@@ -230,11 +224,11 @@ async def start_site(
 def add_nodes(
     store: Store, nodes: int = 0, node_template: str | os.PathLike[str] | None = None
 ) -> int:
-    """Create ``nodes`` simulated nodes (:mod:`kubesched.apiserver.nodes`) from
+    """Create ``nodes`` simulated nodes (:mod:`kubesched.objects.nodes`) from
     ``node_template`` (a YAML Node manifest whose name is the prefix; default template
     when None); a template with ``nodes == 0`` makes one node. Nodes that exist are kept.
     Returns how many were created. Raises
-    :class:`~kubesched.apiserver.nodes.NodeTemplateError` for an unusable template."""
+    :class:`~kubesched.objects.nodes.NodeTemplateError` for an unusable template."""
     template = load_template(node_template) if node_template is not None else None
     count = nodes if nodes or template is None else 1
     return len(create_nodes(store, make_nodes(count, template)))
@@ -249,10 +243,6 @@ def start_apiserver(
     data: str | os.PathLike[str] | None = None,
     nodes: int = 0,
     node_template: str | os.PathLike[str] | None = None,
-    agent: bool = True,
-    run_delay: float = DEFAULT_RUN_DELAY,
-    lease_interval: float = DEFAULT_LEASE_INTERVAL,
-    disruption: bool | None = None,
     token: str = "",
     tls: bool = False,
     tls_cert: str | os.PathLike[str] | None = None,
@@ -266,13 +256,9 @@ def start_apiserver(
     one with the system namespaces). **bookmark_interval**: seconds between BOOKMARK
     events on watches that allow them. **data**: keep the objects in this SQLite file
     (see :func:`new_store`; not with **store**); the handle closes it on :meth:`stop`.
-    **nodes**, **node_template**: simulated nodes to create (see :func:`add_nodes`).
-    **agent**: run the node agent (:mod:`kubesched.apiserver.agent`) for simulated nodes;
-    **run_delay**: seconds before it marks a bound pod Running; **lease_interval**:
-    seconds between node lease renewals. **disruption**: run the disruption controller
-    (:mod:`kubesched.apiserver.disruption`: PodDisruptionBudget status); by default it
-    runs when the node agent does and has simulated nodes to run (``nodes`` or
-    ``node_template``), so that a bare server keeps whatever PDB status a client writes.
+    **nodes**, **node_template**: simulated nodes to create (see :func:`add_nodes`); no
+    kubelet runs them here: :func:`kubesched.cli.cluster.start_cluster` starts the server
+    with the controllers (the simulated kubelet among them) beside it.
     **token**: requests must carry it as a bearer token (health checks and ``/version``
     stay open; :mod:`kubesched.apiserver.auth`). **tls**: serve HTTPS with a certificate
     from a generated CA (kept beside **data**, so a restart serves the same CA);
@@ -290,9 +276,6 @@ def start_apiserver(
         if owns:
             store.close()
         raise
-    node_agent = NodeAgent(store, run_delay, lease_interval=lease_interval) if agent else None
-    if disruption is None:
-        disruption = agent and (nodes > 0 or node_template is not None)
     loop = asyncio.new_event_loop()
     sites: list[tuple[web.AppRunner, str]] = []
     failures: list[BaseException] = []
@@ -303,11 +286,9 @@ def start_apiserver(
         try:
             sites.append(
                 loop.run_until_complete(
-                    start_site(store, host, port, bookmark_interval, disruption, token, served)
+                    start_site(store, host, port, bookmark_interval, token, served)
                 )
             )
-            if node_agent is not None:
-                loop.run_until_complete(_start_agent(node_agent))
         except BaseException as exc:  # reported to the caller below
             failures.append(exc)
             started.set()
@@ -331,8 +312,4 @@ def start_apiserver(
         kubeconfig_path = name
     ca_data = served.ca_pem if served is not None else None
     path = write_kubeconfig(kubeconfig_path, url, token or None, ca_data)
-    return ApiServerHandle(url, path, store, loop, runner, thread, owns, node_agent, token, ca_data)
-
-
-async def _start_agent(agent: NodeAgent) -> None:
-    agent.start()
+    return ApiServerHandle(url, path, store, loop, runner, thread, owns, token, ca_data)

@@ -46,7 +46,6 @@ from kubesched.apiserver import (
     tables,
 )
 from kubesched.apiserver.auth import ANONYMOUS_USER, USER_KEY, token_middleware
-from kubesched.apiserver.disruption import DisruptionController
 from kubesched.apiserver.resources import BINDINGS, Resource
 from kubesched.apiserver.store import Store, parse_resource_version
 from kubesched.apiserver.watch import WatchEvent
@@ -664,14 +663,6 @@ async def _reaper_context(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
-async def _disruption_context(app: web.Application) -> AsyncIterator[None]:
-    # The disruption controller (PodDisruptionBudget status), in the server's loop.
-    controller = DisruptionController(app[STORE_KEY])
-    controller.start()
-    yield
-    await controller.stop()
-
-
 async def _on_shutdown(app: web.Application) -> None:
     app[CONFIG_KEY].closing = True
     watches = app[WATCHES_KEY]
@@ -679,12 +670,10 @@ async def _on_shutdown(app: web.Application) -> None:
         wake.set()
 
 
-def make_app(
-    store: Store, bookmark_interval: float = 10.0, disruption: bool = True, token: str = ""
-) -> web.Application:
-    """The aiohttp application serving ``store``; with ``disruption``, the disruption
-    controller (:mod:`kubesched.apiserver.disruption`) keeps PDB status current; with
-    ``token``, requests must carry it as a bearer token (:mod:`kubesched.apiserver.auth`)."""
+def make_app(store: Store, bookmark_interval: float = 10.0, token: str = "") -> web.Application:
+    """The aiohttp application serving ``store``; with ``token``, requests must carry it
+    as a bearer token (:mod:`kubesched.apiserver.auth`). PodDisruptionBudget status is
+    the disruption controller's (:mod:`kubesched.controllers.disruption`), a client."""
     middlewares = [token_middleware(token)] if token else []
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)
     app[STORE_KEY] = store
@@ -695,6 +684,4 @@ def make_app(
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_shutdown.append(_on_shutdown)
     app.cleanup_ctx.append(_reaper_context)
-    if disruption:
-        app.cleanup_ctx.append(_disruption_context)
     return app

@@ -210,7 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help; ``main`` hands their arguments to their own parsers.
     sub.add_parser("run", help="schedule a live cluster (kubeconfig or in-cluster)")
     sub.add_parser("extender", help="serve plugins to a stock kube-scheduler as an HTTP extender")
-    sub.add_parser("apiserver", help="an embedded Kubernetes-compatible API server")
+    sub.add_parser(
+        "apiserver", help="an embedded Kubernetes-compatible API server (and its controllers)"
+    )
+    sub.add_parser(
+        "controllers", help="run the controllers and simulated kubelet against an API server"
+    )
     sub.add_parser("export", help="write a live cluster to a file kubesched simulate reads")
     sub.add_parser("config", help="configuration chores: migrate a removed Policy file")
     sub.add_parser("demo", help="API server, simulated nodes, scheduler, workload: the tour")
@@ -220,16 +225,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kubesched`` command line; returns the process exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    # The API server and the extender have parsers of their own: everything after
+    # The API server, the controllers and the extender have parsers of their own: everything after
     # their word (--help included) is theirs.
     if args_list[:1] == ["extender"]:
         from kubesched.extender import cli as extender_cli
 
         return extender_cli.main(args_list[1:])
     if args_list[:1] == ["apiserver"]:
-        from kubesched.apiserver import cli as apiserver_cli
+        from kubesched.cli import apiserver as apiserver_cli
 
         return apiserver_cli.main(args_list[1:])
+    if args_list[:1] == ["controllers"]:
+        from kubesched.cli import controllers as controllers_cli
+
+        return controllers_cli.main(args_list[1:])
     if args_list[:1] == ["run"]:
         from kubesched.scheduler import cli as scheduler_cli
 

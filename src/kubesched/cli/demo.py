@@ -26,15 +26,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from kubesched.apiserver.nodes import GPU_RESOURCE
-from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.cli import demo_story as story
+from kubesched.cli.cluster import ClusterHandle, start_cluster
 from kubesched.cli.demo_report import summary, summary_text
 from kubesched.cli.demo_track import PodTracker
 from kubesched.cli.demo_whatif import replays
 from kubesched.config import loads_config
 from kubesched.kube import Client, KubeError, load_kubeconfig
 from kubesched.kube.resources import EVENTS, NODES, PODS, PRIORITY_CLASSES
+from kubesched.objects.nodes import GPU_RESOURCE
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.endpoints import Endpoints
 from kubesched.scheduler.scheduler import Scheduler
@@ -95,7 +95,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
     started = time.monotonic()
     config = loads_config(json.dumps(story.CONFIG), "kubesched demo", is_json=True)
     with tempfile.TemporaryDirectory(prefix="kubesched-demo-") as folder:
-        server = start_apiserver(
+        server = start_cluster(
             kubeconfig_path=Path(folder) / "kubeconfig",
             run_delay=RUN_DELAY,
             bookmark_interval=1.0,
@@ -107,7 +107,7 @@ async def run_demo(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
 
 
 async def _run_on(
-    server: ApiServerHandle,
+    server: ClusterHandle,
     config: Any,
     args: argparse.Namespace,
     out: TextIO,
@@ -202,7 +202,7 @@ async def _submit(
     return names
 
 
-def _intro(out: TextIO, server: ApiServerHandle, nodes: Sequence[dict[str, Any]]) -> None:
+def _intro(out: TextIO, server: ClusterHandle, nodes: Sequence[dict[str, Any]]) -> None:
     out.write(
         "kubesched demo: the embedded API server with simulated nodes, and the live scheduler\n"
         f"  API server  {server.url} ({len(nodes)} simulated nodes in 3 zones of "
@@ -222,7 +222,7 @@ def _intro(out: TextIO, server: ApiServerHandle, nodes: Sequence[dict[str, Any]]
     out.flush()
 
 
-async def _keep_running(scheduler: Scheduler, server: ApiServerHandle, out: TextIO) -> None:
+async def _keep_running(scheduler: Scheduler, server: ClusterHandle, out: TextIO) -> None:
     """Serve until SIGINT or SIGTERM, with the scheduler's endpoints on a free port."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.apiserver.nodes import GPU_RESOURCE
 from kubesched.cli.demo_story import RULE_ANNOTATION, zone_of
 from kubesched.cli.demo_track import pod_scheduled_condition
+from kubesched.objects.nodes import GPU_RESOURCE
 
 __all__ = ["summary", "summary_text"]
 

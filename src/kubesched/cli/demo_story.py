@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.apiserver.nodes import GPU_RESOURCE, REGION_LABEL, ZONE_LABEL, make_nodes
+from kubesched.objects.nodes import GPU_RESOURCE, REGION_LABEL, ZONE_LABEL, make_nodes
 
 NAMESPACE = "default"
 #: The region of every node; zones are REGION-a, -b and -c.

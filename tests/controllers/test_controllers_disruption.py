@@ -13,7 +13,8 @@ from apiserver_builders import PodBuilder, call
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
+from kubesched.apiserver.runner import start_apiserver
+from kubesched.cli.cluster import ClusterHandle, start_cluster
 
 
 def _wait(check: Callable[[], Any], timeout: float = 5.0) -> Any:
@@ -28,15 +29,15 @@ def _wait(check: Callable[[], Any], timeout: float = 5.0) -> Any:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerHandle]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterHandle]:
     path = tmp_path_factory.mktemp("disruption") / "kubeconfig"
-    handle = start_apiserver(kubeconfig_path=path, nodes=2, run_delay=0.05)
+    handle = start_cluster(kubeconfig_path=path, nodes=2, run_delay=0.05)
     yield handle
     handle.stop()
 
 
 @pytest.fixture(scope="module")
-def api(server: ApiServerHandle) -> Iterator[client.ApiClient]:
+def api(server: ClusterHandle) -> Iterator[client.ApiClient]:
     api = config.new_client_from_config(config_file=str(server.kubeconfig_path))
     yield api
     api.close()
@@ -49,9 +50,7 @@ def ns(request: pytest.FixtureRequest, api: client.ApiClient) -> str:
     return name
 
 
-def _pods(
-    server: ApiServerHandle, ns: str, count: int, app: str = "web", node: bool = True
-) -> None:
+def _pods(server: ClusterHandle, ns: str, count: int, app: str = "web", node: bool = True) -> None:
     for i in range(count):
         pod = PodBuilder(f"{app}-{i}", ns).label("app", app)
         if node:
@@ -62,7 +61,7 @@ def _pods(
         assert code == 201
 
 
-def _running(server: ApiServerHandle, ns: str, count: int) -> None:
+def _running(server: ClusterHandle, ns: str, count: int) -> None:
     def check() -> bool:
         _, body = call(
             server, "GET", f"/api/v1/namespaces/{ns}/pods?fieldSelector=status.phase=Running"
@@ -81,20 +80,20 @@ def _pdb(ns: str, name: str = "budget", app: str = "web", **spec: Any) -> dict[s
     }
 
 
-def _create_pdb(server: ApiServerHandle, ns: str, **kw: Any) -> None:
+def _create_pdb(server: ClusterHandle, ns: str, **kw: Any) -> None:
     code, body = call(
         server, "POST", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets", _pdb(ns, **kw)
     )
     assert code == 201, body
 
 
-def _status(server: ApiServerHandle, ns: str, name: str = "budget") -> dict[str, Any]:
+def _status(server: ClusterHandle, ns: str, name: str = "budget") -> dict[str, Any]:
     _, body = call(server, "GET", f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets/{name}")
     status: dict[str, Any] = body.get("status") or {}
     return status
 
 
-def _settled(server: ApiServerHandle, ns: str, **expected: int) -> dict[str, Any]:
+def _settled(server: ClusterHandle, ns: str, **expected: int) -> dict[str, Any]:
     def check() -> dict[str, Any] | None:
         status = _status(server, ns)
         ok = all(status.get(k) == v for k, v in expected.items())
@@ -104,7 +103,7 @@ def _settled(server: ApiServerHandle, ns: str, **expected: int) -> dict[str, Any
     return result
 
 
-def _evict_raw(server: ApiServerHandle, ns: str, pod: str, **extra: Any) -> tuple[int, Any]:
+def _evict_raw(server: ClusterHandle, ns: str, pod: str, **extra: Any) -> tuple[int, Any]:
     body = {
         "apiVersion": "policy/v1",
         "kind": "Eviction",
@@ -114,7 +113,7 @@ def _evict_raw(server: ApiServerHandle, ns: str, pod: str, **extra: Any) -> tupl
     return call(server, "POST", f"/api/v1/namespaces/{ns}/pods/{pod}/eviction", body)
 
 
-def test_status_min_available_int(server: ApiServerHandle, ns: str) -> None:
+def test_status_min_available_int(server: ClusterHandle, ns: str) -> None:
     _pods(server, ns, 3)
     _running(server, ns, 3)
     _create_pdb(server, ns, minAvailable=2)
@@ -131,7 +130,7 @@ def test_status_min_available_int(server: ApiServerHandle, ns: str) -> None:
     )
 
 
-def test_status_percentages_and_max_unavailable(server: ApiServerHandle, ns: str) -> None:
+def test_status_percentages_and_max_unavailable(server: ClusterHandle, ns: str) -> None:
     _pods(server, ns, 4)
     _running(server, ns, 4)
     _create_pdb(server, ns, name="budget", maxUnavailable="30%")  # ceil(1.2) = 2
@@ -154,7 +153,7 @@ def test_status_percentages_and_max_unavailable(server: ApiServerHandle, ns: str
     assert (status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 1)
 
 
-def test_pending_pods_are_not_healthy(server: ApiServerHandle, ns: str) -> None:
+def test_pending_pods_are_not_healthy(server: ClusterHandle, ns: str) -> None:
     _pods(server, ns, 2, node=False)
     _create_pdb(server, ns, minAvailable=1)
     status = _settled(server, ns, expectedPods=2)
@@ -163,7 +162,7 @@ def test_pending_pods_are_not_healthy(server: ApiServerHandle, ns: str) -> None:
 
 
 def test_eviction_with_the_client_spends_the_budget_then_429(
-    server: ApiServerHandle, api: client.ApiClient, ns: str
+    server: ClusterHandle, api: client.ApiClient, ns: str
 ) -> None:
     core, policy = client.CoreV1Api(api), client.PolicyV1Api(api)
     _pods(server, ns, 3)
@@ -183,7 +182,7 @@ def test_eviction_with_the_client_spends_the_budget_then_429(
     )
     pdb = policy.read_namespaced_pod_disruption_budget("budget", ns)
     assert pdb.status.disruptions_allowed == 0
-    # The pod was deleted gracefully; the node agent finishes the deletion.
+    # The pod was deleted gracefully; the kubelet finishes the deletion.
     _wait(lambda: _gone(core, ns, "web-0"))
     status = _settled(server, ns, currentHealthy=2, disruptionsAllowed=0)
     assert "disruptedPods" not in status
@@ -212,8 +211,8 @@ def _gone(core: client.CoreV1Api, ns: str, name: str) -> bool:
     return False
 
 
-def test_eviction_records_disrupted_pod_and_honours_grace(server: ApiServerHandle, ns: str) -> None:
-    # No node agent stop for foreign nodes: bind to a node the agent does not run.
+def test_eviction_records_disrupted_pod_and_honours_grace(server: ClusterHandle, ns: str) -> None:
+    # No kubelet stop for foreign nodes: bind to a node the kubelet does not run.
     code, _ = call(
         server, "POST", "/api/v1/nodes", {"kind": "Node", "metadata": {"name": f"real-{ns}"}}
     )
@@ -249,7 +248,7 @@ def test_eviction_records_disrupted_pod_and_honours_grace(server: ApiServerHandl
     assert code == 201
 
 
-def test_pods_not_running_are_evicted_without_the_budget(server: ApiServerHandle, ns: str) -> None:
+def test_pods_not_running_are_evicted_without_the_budget(server: ClusterHandle, ns: str) -> None:
     _pods(server, ns, 2, node=False)  # Pending
     _create_pdb(server, ns, minAvailable=5)
     _settled(server, ns, expectedPods=2, disruptionsAllowed=0)
@@ -259,7 +258,7 @@ def test_pods_not_running_are_evicted_without_the_budget(server: ApiServerHandle
     _settled(server, ns, expectedPods=1)
 
 
-def test_pod_without_budget_is_evicted(server: ApiServerHandle, ns: str) -> None:
+def test_pod_without_budget_is_evicted(server: ClusterHandle, ns: str) -> None:
     _pods(server, ns, 1)
     _running(server, ns, 1)
     code, body = _evict_raw(server, ns, "web-0")
@@ -268,7 +267,7 @@ def test_pod_without_budget_is_evicted(server: ApiServerHandle, ns: str) -> None
     assert pod.get("code") == 404 or pod["metadata"].get("deletionTimestamp")
 
 
-def test_two_budgets_are_an_internal_error(server: ApiServerHandle, ns: str) -> None:
+def test_two_budgets_are_an_internal_error(server: ClusterHandle, ns: str) -> None:
     _pods(server, ns, 2)
     _running(server, ns, 2)
     _create_pdb(server, ns, name="budget", minAvailable=0)
@@ -284,7 +283,7 @@ def test_two_budgets_are_an_internal_error(server: ApiServerHandle, ns: str) -> 
     assert call(server, "GET", f"/api/v1/namespaces/{ns}/pods/web-0")[0] == 200
 
 
-def test_eviction_errors(server: ApiServerHandle, ns: str) -> None:
+def test_eviction_errors(server: ClusterHandle, ns: str) -> None:
     code, body = _evict_raw(server, ns, "missing")
     assert code == 404
     assert body["message"] == 'pods "missing" not found'
@@ -302,7 +301,7 @@ def test_eviction_errors(server: ApiServerHandle, ns: str) -> None:
     assert call(server, "GET", f"/api/v1/namespaces/{ns}/pods/web-0")[0] == 200
 
 
-def test_unready_pod_with_always_allow_policy(server: ApiServerHandle, ns: str) -> None:
+def test_unready_pod_with_always_allow_policy(server: ClusterHandle, ns: str) -> None:
     code, _ = call(
         server, "POST", "/api/v1/nodes", {"kind": "Node", "metadata": {"name": f"real-{ns}"}}
     )
@@ -322,14 +321,20 @@ def test_unready_pod_with_always_allow_policy(server: ApiServerHandle, ns: str) 
 
 
 def test_controller_can_be_switched_off(tmp_path: Any) -> None:
-    handle = start_apiserver(kubeconfig_path=tmp_path / "kc", nodes=1, disruption=False)
+    handle = start_cluster(
+        kubeconfig_path=tmp_path / "kc", nodes=1, controllers=["*", "-disruption-controller"]
+    )
     try:
         _create_pdb(handle, "default", minAvailable=1)
         time.sleep(0.3)
         assert _status(handle, "default") == {}
     finally:
         handle.stop()
-    bare = start_apiserver(kubeconfig_path=tmp_path / "kc2", disruption=True)
+    with start_apiserver(kubeconfig_path=tmp_path / "kc1") as server:  # a bare server
+        _create_pdb(server, "default", minAvailable=1)
+        time.sleep(0.3)
+        assert _status(server, "default") == {}
+    bare = start_cluster(kubeconfig_path=tmp_path / "kc2", controllers=["disruption-controller"])
     try:
         _create_pdb(bare, "default", minAvailable=1)
         _settled(bare, "default", expectedPods=0, desiredHealthy=1, disruptionsAllowed=0)
@@ -337,7 +342,7 @@ def test_controller_can_be_switched_off(tmp_path: Any) -> None:
         bare.stop()
 
 
-def test_concurrent_evictions_spend_the_budget_exactly(server: ApiServerHandle, ns: str) -> None:
+def test_concurrent_evictions_spend_the_budget_exactly(server: ClusterHandle, ns: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     _pods(server, ns, 6)
@@ -349,18 +354,3 @@ def test_concurrent_evictions_spend_the_budget_exactly(server: ApiServerHandle, 
     with ThreadPoolExecutor(6) as pool:
         codes = sorted(pool.map(lambda i: _evict_raw(server, ns, f"web-{i}")[0], range(6)))
     assert codes == [201, 201, 429, 429, 429, 429]
-
-
-def test_discovery_lists_eviction_as_kube_apiserver_does(apiserver: ApiServerHandle) -> None:
-    import json
-    import urllib.request
-
-    with urllib.request.urlopen(f"{apiserver.url}/api/v1") as response:
-        resources = json.load(response)["resources"]
-    (eviction,) = [r for r in resources if r["name"] == "pods/eviction"]
-    assert (eviction["kind"], eviction["group"], eviction["version"], eviction["verbs"]) == (
-        "Eviction",
-        "policy",
-        "v1",
-        ["create"],
-    )

@@ -1,4 +1,5 @@
-"""Simulated nodes and the node agent (issue 4, item 5), driven with the ``kubernetes`` client."""
+"""Simulated nodes and the simulated kubelet (issue 4, item 5; issue 13, item 1), driven
+with the ``kubernetes`` client."""
 
 from __future__ import annotations
 
@@ -12,13 +13,10 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from kubesched.apiserver.cli import main as cli_main
-from kubesched.apiserver.nodes import (
-    SIMULATED_ANNOTATION,
-    NodeTemplateError,
-    make_nodes,
-)
-from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
+from kubesched.apiserver.runner import start_apiserver
+from kubesched.cli.apiserver import main as cli_main
+from kubesched.cli.cluster import ClusterHandle, start_cluster
+from kubesched.objects.nodes import SIMULATED_ANNOTATION, NodeTemplateError, make_nodes
 
 
 def _wait(check: Callable[[], Any], timeout: float = 5.0) -> Any:
@@ -33,15 +31,15 @@ def _wait(check: Callable[[], Any], timeout: float = 5.0) -> Any:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerHandle]:
-    path = tmp_path_factory.mktemp("agent") / "kubeconfig"
-    handle = start_apiserver(kubeconfig_path=path, nodes=3, run_delay=0.2, lease_interval=0.2)
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterHandle]:
+    path = tmp_path_factory.mktemp("kubelet") / "kubeconfig"
+    handle = start_cluster(kubeconfig_path=path, nodes=3, run_delay=0.2, node_lease_interval=0.2)
     yield handle
     handle.stop()
 
 
 @pytest.fixture(scope="module")
-def core(server: ApiServerHandle) -> Iterator[client.CoreV1Api]:
+def core(server: ClusterHandle) -> Iterator[client.CoreV1Api]:
     api = config.new_client_from_config(config_file=str(server.kubeconfig_path))
     yield client.CoreV1Api(api)
     api.close()
@@ -137,7 +135,7 @@ def test_pods_on_unmanaged_nodes_keep_the_grace_period(core: client.CoreV1Api) -
     _bind(core, "real-pod", "real-1")
     time.sleep(0.6)
     pod = core.read_namespaced_pod("real-pod", "default")
-    assert pod.status.phase == "Pending"  # no agent for that node
+    assert pod.status.phase == "Pending"  # no kubelet for that node
     core.delete_namespaced_pod("real-pod", "default")
     time.sleep(0.6)
     assert core.read_namespaced_pod("real-pod", "default").metadata.deletion_timestamp
@@ -173,7 +171,7 @@ def test_deleting_a_node_fails_and_deletes_its_pods(core: client.CoreV1Api) -> N
     _wait(lease_gone)
 
 
-def test_node_deletion_marks_pods_failed_first(server: ApiServerHandle) -> None:
+def test_node_deletion_marks_pods_failed_first(server: ClusterHandle) -> None:
     # Seen through a store watch: MODIFIED to Failed with DisruptionTarget, then DELETED.
     from kubesched.apiserver.nodes import create_nodes
     from kubesched.apiserver.resources import NODES, PODS
@@ -210,9 +208,8 @@ def test_node_leases_are_renewed(core: client.CoreV1Api) -> None:
     assert later.tzinfo is not None and later <= datetime.now(UTC)
 
 
-def test_no_agent_leaves_pods_pending(tmp_path: Path) -> None:
-    with start_apiserver(kubeconfig_path=tmp_path / "kc", nodes=1, agent=False) as handle:
-        assert handle.agent is None
+def test_without_controllers_pods_stay_pending(tmp_path: Path) -> None:
+    with start_apiserver(kubeconfig_path=tmp_path / "kc", nodes=1) as handle:
         api = config.new_client_from_config(config_file=str(handle.kubeconfig_path))
         core = client.CoreV1Api(api)
         try:

@@ -1,12 +1,20 @@
-"""``kubesched apiserver``: serve the embedded API server until SIGTERM or SIGINT.
+"""``kubesched apiserver``: serve the embedded API server until SIGTERM or SIGINT, with
+the controllers beside it when it has simulated nodes.
 
 ``main(argv)`` parses ``[--host H] [--port N] [--write-kubeconfig FILE] [--window N]
-[--data FILE] [--nodes N] [--node-template FILE] [--no-agent] [--run-delay SECONDS]
-[--token [T] | --token-file FILE] [--tls | --tls-cert FILE --tls-key FILE [--tls-ca FILE]]``,
+[--data FILE] [--nodes N] [--node-template FILE] [--no-controllers]
+[--token [T] | --token-file FILE] [--tls | --tls-cert FILE --tls-key FILE [--tls-ca FILE]]``
+and the controllers' flags (:func:`kubesched.cli.controllers.add_controller_flags`),
 creates the simulated nodes, writes the kubeconfig (with the token and the CA), prints
 where it listens, and returns 0 after a clean stop (2 for a bad command line, 1 when the
 port cannot be bound, or the data file, node template, token file or certificates are
 unusable).
+
+The controllers (:mod:`kubesched.controllers`: the simulated kubelet, the disruption
+controller, ...) run in the same process and event loop, as clients over HTTP of the
+server, when there are simulated nodes (``--nodes``, ``--node-template``) or
+``--controllers`` is given; ``--no-controllers`` leaves a bare server (benchmarks), and
+``kubesched controllers`` runs them alone against any server.
 """
 
 from __future__ import annotations
@@ -16,11 +24,9 @@ import asyncio
 import secrets
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kubesched.apiserver.agent import DEFAULT_RUN_DELAY, NodeAgent
-from kubesched.apiserver.nodes import NodeTemplateError
 from kubesched.apiserver.persist import StorageError
 from kubesched.apiserver.runner import (
     add_nodes,
@@ -31,6 +37,10 @@ from kubesched.apiserver.runner import (
 )
 from kubesched.apiserver.store import DEFAULT_WINDOW, Store
 from kubesched.apiserver.tls import ServingCertificate, TLSError
+from kubesched.cli.controllers import add_controller_flags, options_from, selection_from
+from kubesched.controllers import CONTROLLERS, ControllerManager
+from kubesched.kube import load_kubeconfig
+from kubesched.objects.nodes import NodeTemplateError
 
 DEFAULT_PORT = 8080
 DEFAULT_KUBECONFIG = "kubesched.kubeconfig"
@@ -83,19 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
         "of theirs (one node unless --nodes says how many)",
     )
     parser.add_argument(
-        "--no-agent",
-        dest="agent",
-        action="store_false",
-        help="do not run the node agent (bound pods stay Pending; graceful deletions wait "
-        "for their whole grace period), as for benchmarks",
-    )
-    parser.add_argument(
-        "--run-delay",
-        type=float,
-        default=DEFAULT_RUN_DELAY,
-        metavar="SECONDS",
-        help=f"seconds before the node agent marks a bound pod Running "
-        f"(default {DEFAULT_RUN_DELAY})",
+        "--no-controllers",
+        "--no-agent",  # its name before the kubelet moved to the controllers
+        dest="no_controllers",
+        action="store_true",
+        help="run no controllers beside the server (bound pods stay Pending; graceful "
+        "deletions wait for their whole grace period), as for benchmarks",
     )
     auth = parser.add_mutually_exclusive_group()
     auth.add_argument(
@@ -131,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the CA clients verify --tls-cert with (written into the kubeconfig; default: "
         "their system CAs)",
     )
+    add_controller_flags(parser)
     return parser
 
 
@@ -160,20 +164,20 @@ async def serve(
     data: str | None = None,
     nodes: int = 0,
     node_template: str | None = None,
-    agent: bool = True,
-    run_delay: float = DEFAULT_RUN_DELAY,
+    controllers: Callable[[str], ControllerManager] | None = None,
     token: str = "",
     served: ServingCertificate | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT; the kubeconfig is written once the port is bound.
-    ``token``: the bearer token requests must carry; ``served``: serve HTTPS with it."""
+    ``controllers``: makes the controller manager to run beside the server, from the
+    kubeconfig's path; ``token``: the bearer token requests must carry; ``served``:
+    serve HTTPS with it."""
     store = new_store(window, data)
     try:
         created = add_nodes(store, nodes, node_template)
         if created:
             print(f"{created} simulated nodes created", flush=True)
-        node_agent = NodeAgent(store, run_delay) if agent else None
-        await _serve_store(store, host, port, kubeconfig, node_agent, token, served)
+        await _serve_store(store, host, port, kubeconfig, controllers, token, served)
     finally:
         store.close()
     if data is not None:
@@ -185,16 +189,23 @@ async def _serve_store(
     host: str,
     port: int,
     kubeconfig: str,
-    agent: NodeAgent | None = None,
+    controllers: Callable[[str], ControllerManager] | None = None,
     token: str = "",
     served: ServingCertificate | None = None,
 ) -> None:
-    runner, url = await start_site(store, host, port, 10.0, True, token, served)
-    if agent is not None:
-        agent.start()
+    runner, url = await start_site(store, host, port, 10.0, token, served)
     ca_data = served.ca_pem if served is not None else None
     write_kubeconfig(kubeconfig, url, token or None, ca_data)
+    manager = controllers(kubeconfig) if controllers is not None else None
+    try:
+        if manager is not None:
+            await manager.start()
+    except BaseException:
+        await runner.cleanup()
+        raise
     print(f"kubesched apiserver listening on {url}", flush=True)
+    if manager is not None:
+        print(f"controllers running: {', '.join(sorted(manager.controllers))}", flush=True)
     print(f"kubeconfig written to {kubeconfig}: kubectl --kubeconfig {kubeconfig} get nodes")
     if token and served is None:
         # client-go's clientcmd sets a kubeconfig's token only for TLS connections.
@@ -210,8 +221,8 @@ async def _serve_store(
     try:
         await stop.wait()
     finally:
-        if agent is not None:
-            await agent.stop()
+        if manager is not None:
+            await manager.stop()
         await runner.cleanup()
 
 
@@ -221,9 +232,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.window < 1:
         print("kubesched apiserver: --window must be at least 1", file=sys.stderr)
         return 2
-    if args.nodes < 0 or args.run_delay < 0:
-        print("kubesched apiserver: --nodes and --run-delay must not be negative", file=sys.stderr)
+    if args.nodes < 0:
+        print("kubesched apiserver: --nodes must not be negative", file=sys.stderr)
         return 2
+    try:
+        options = options_from(args)
+    except ValueError as exc:
+        print(f"kubesched apiserver: {exc}", file=sys.stderr)
+        return 2
+    selection = selection_from(args.controllers)
+    wanted = args.nodes > 0 or args.node_template is not None or args.controllers is not None
+    controllers = None
+    if wanted and not args.no_controllers:
+
+        def controllers(path: str) -> ControllerManager:
+            return ControllerManager(
+                load_kubeconfig([path]),
+                CONTROLLERS,
+                options,
+                selection,
+                args.kube_api_qps,
+                args.kube_api_burst,
+            )
+
     try:
         token = _token(args.token, args.token_file)
         served = serving_certificate(
@@ -238,8 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.data,
                 args.nodes,
                 args.node_template,
-                args.agent,
-                args.run_delay,
+                controllers,
                 token,
                 served,
             )

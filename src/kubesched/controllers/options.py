@@ -1,0 +1,47 @@
+"""The controllers' settings, in one place (kube-controller-manager's component config).
+
+One frozen dataclass with every default set here; a controller reads the fields it
+needs from ``ctx.options``. Add a controller's settings as fields with defaults, so
+that ``ControllerOptions()`` is always a working configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubesched.controllers.manager import ControllerContext
+
+__all__ = ["ControllerOptions", "MayStartHook"]
+
+#: A "may start" hook of the kubelet: None lets the pod start, else the reason it waits.
+MayStartHook = Callable[[dict[str, Any]], "str | None"]
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    """Settings of every controller (seconds unless said otherwise)."""
+
+    #: kubelet: a pod bound to a simulated node becomes Running this long after.
+    run_delay: float = 0.5
+    #: kubelet: a pod being deleted on a simulated node goes this long after.
+    stop_delay: float = 0.1
+    #: kubelet: the pods of a deleted simulated node are collected this long after.
+    gc_delay: float = 0.1
+    #: kubelet: node lease renewal period (kubelet: 10 s); 0 keeps no leases at all.
+    node_lease_interval: float = 10.0
+    #: kubelet: how long a container of a Never / OnFailure pod runs unless the pod's
+    #: ``kubesched.io/run-seconds`` annotation says otherwise.
+    pod_run_seconds: float = 5.0
+    #: kubelet: status writes in flight at once.
+    kubelet_workers: int = 32
+    #: kubelet: factories of "may start" hooks (:data:`kubesched.controllers.kubelet.MayStart`),
+    #: each called once with the controller context; a pod starts once every hook agrees.
+    may_start: tuple[
+        Callable[[ControllerContext], Callable[[dict[str, Any]], str | None]], ...
+    ] = ()
+    #: disruption-controller: seconds between passes over every PodDisruptionBudget (so
+    #: that stale ``disruptedPods`` entries expire).
+    disruption_resync: float = 5.0

@@ -1,0 +1,227 @@
+"""The pod statuses the simulated kubelet writes, upstream-shaped: pure functions of a pod.
+
+* :func:`running` — what the kubelet reports once the containers started: phase Running,
+  the conditions PodReadyToStartContainers, Initialized, Ready, ContainersReady (True)
+  and PodScheduled, ``hostIP(s)``, ``podIP(s)``, ``startTime``, running container
+  statuses (init containers terminated, Completed).
+* :func:`terminated` — every container exited: phase Succeeded (all exit codes 0) or
+  Failed, each container ``terminated`` with reason Completed (0) or Error and its
+  exitCode, Ready / ContainersReady False with reason PodCompleted or PodFailed and
+  PodReadyToStartContainers False, as ``kubelet_pods.go`` (``generateAPIPodStatus``)
+  writes them.
+* :func:`restarted` — the containers exited and were restarted in place (restartPolicy
+  OnFailure or Always): ``restartCount`` grows, ``lastState`` holds the exit, the pod
+  stays Running and Ready.
+* :func:`failed_by_pod_gc` — the pod GC's mark on a pod whose node is gone.
+
+Each returns a new status dict (the pod is not changed); times are seconds-precision
+RFC 3339, as the API serialises metav1.Time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = [
+    "container_started_at",
+    "failed_by_pod_gc",
+    "now",
+    "restarted",
+    "running",
+    "terminated",
+]
+
+RawObject = dict[str, Any]
+_READY_KINDS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+
+
+def now() -> str:
+    """The current time as metav1.Time serialises (``2024-01-02T03:04:05Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _copy(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _copy(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_copy(v) for v in obj]
+    return obj
+
+
+def _status_copy(pod: RawObject) -> RawObject:
+    status = pod.get("status")
+    return _copy(status) if isinstance(status, dict) else {}
+
+
+def _container_id(uid: str, name: str) -> str:
+    return "kubesched://" + hashlib.sha256(f"{uid}/{name}".encode()).hexdigest()
+
+
+def _condition(kind: str, value: str, stamp: str, reason: str = "") -> RawObject:
+    cond: RawObject = {
+        "type": kind,
+        "status": value,
+        "lastProbeTime": None,
+        "lastTransitionTime": stamp,
+    }
+    if reason:
+        cond["reason"] = reason
+    return cond
+
+
+def _conditions(status: RawObject, wanted: list[RawObject], stamp: str) -> list[RawObject]:
+    """``wanted`` conditions (keeping the transition time of those whose status did not
+    change), PodScheduled as it was (True if missing), then every other condition."""
+    old = {c.get("type"): c for c in status.get("conditions") or () if isinstance(c, dict)}
+    out = []
+    for cond in wanted:
+        before = old.get(cond["type"])
+        if before is not None and before.get("status") == cond["status"]:
+            cond["lastTransitionTime"] = before.get("lastTransitionTime", stamp)
+        out.append(cond)
+    out.append(dict(old.get("PodScheduled") or _condition("PodScheduled", "True", stamp)))
+    named = {c["type"] for c in out}
+    out.extend(dict(c) for t, c in old.items() if t not in named)
+    return out
+
+
+def _statuses(pod: RawObject, key: str, state: RawObject, ready: bool) -> list[RawObject]:
+    meta, spec = pod["metadata"], pod.get("spec") or {}
+    out = []
+    for c in spec.get(key) or ():
+        if not isinstance(c, dict):
+            continue
+        name = str(c.get("name", ""))
+        out.append(
+            {
+                "name": name,
+                "image": c.get("image", ""),
+                "imageID": "",
+                "containerID": _container_id(str(meta.get("uid", "")), name),
+                "ready": ready,
+                "started": ready,
+                "restartCount": 0,
+                "state": _copy(state),
+                "lastState": {},
+            }
+        )
+    return out
+
+
+def running(pod: RawObject, host_ip: str, pod_ip: str) -> RawObject:
+    """The status of ``pod`` once its containers run (see the module docstring)."""
+    stamp = now()
+    status = _status_copy(pod)
+    status["phase"] = "Running"
+    status["conditions"] = _conditions(
+        status, [_condition(kind, "True", stamp) for kind in _READY_KINDS], stamp
+    )
+    if host_ip:
+        status["hostIP"] = host_ip
+        status["hostIPs"] = [{"ip": host_ip}]
+    if pod_ip:
+        status["podIP"] = pod_ip
+        status["podIPs"] = [{"ip": pod_ip}]
+    status.setdefault("startTime", stamp)
+    completed = {
+        "terminated": {
+            "exitCode": 0,
+            "reason": "Completed",
+            "startedAt": stamp,
+            "finishedAt": stamp,
+        }
+    }
+    init = _statuses(pod, "initContainers", completed, False)
+    if init:
+        status["initContainerStatuses"] = init
+    status["containerStatuses"] = _statuses(
+        pod, "containers", {"running": {"startedAt": stamp}}, True
+    )
+    return status
+
+
+def _exit(code: int, started: str, finished: str, container_id: str) -> RawObject:
+    return {
+        "terminated": {
+            "exitCode": code,
+            "reason": "Completed" if code == 0 else "Error",
+            "startedAt": started,
+            "finishedAt": finished,
+            "containerID": container_id,
+        }
+    }
+
+
+def terminated(pod: RawObject, exit_code: int) -> RawObject:
+    """The status of ``pod`` once every container exited with ``exit_code`` and none
+    restarts (restartPolicy Never, or OnFailure with exit code 0)."""
+    stamp = now()
+    status = _status_copy(pod)
+    phase = "Succeeded" if exit_code == 0 else "Failed"
+    reason = "PodCompleted" if exit_code == 0 else "PodFailed"
+    status["phase"] = phase
+    status["conditions"] = _conditions(
+        status,
+        [
+            _condition("PodReadyToStartContainers", "False", stamp),
+            _condition("Initialized", "True", stamp),
+            _condition("Ready", "False", stamp, reason),
+            _condition("ContainersReady", "False", stamp, reason),
+        ],
+        stamp,
+    )
+    out = []
+    for c in status.get("containerStatuses") or ():
+        started = str(((c.get("state") or {}).get("running") or {}).get("startedAt") or stamp)
+        c = dict(c, ready=False, started=False)
+        c["state"] = _exit(exit_code, started, stamp, str(c.get("containerID", "")))
+        out.append(c)
+    status["containerStatuses"] = out
+    return status
+
+
+def restarted(pod: RawObject, exit_code: int) -> RawObject:
+    """The status of ``pod`` after its containers exited with ``exit_code`` and the
+    kubelet started them again in place."""
+    stamp = now()
+    status = _status_copy(pod)
+    out = []
+    for c in status.get("containerStatuses") or ():
+        started = str(((c.get("state") or {}).get("running") or {}).get("startedAt") or stamp)
+        c = dict(c)
+        c["lastState"] = _exit(exit_code, started, stamp, str(c.get("containerID", "")))
+        c["state"] = {"running": {"startedAt": stamp}}
+        c["restartCount"] = int(c.get("restartCount") or 0) + 1
+        out.append(c)
+    status["containerStatuses"] = out
+    return status
+
+
+def container_started_at(pod: RawObject) -> str | None:
+    """When the pod's running containers started (the latest), or None if none runs."""
+    latest: str | None = None
+    for c in (pod.get("status") or {}).get("containerStatuses") or ():
+        started = ((c.get("state") or {}).get("running") or {}).get("startedAt")
+        if not isinstance(started, str):
+            return None
+        latest = started if latest is None or started > latest else latest
+    return latest
+
+
+def failed_by_pod_gc(pod: RawObject) -> RawObject:
+    """The status the pod GC writes before deleting a pod whose node no longer exists:
+    phase Failed with the condition DisruptionTarget (reason DeletionByPodGC)."""
+    status = _status_copy(pod)
+    status["phase"] = "Failed"
+    conditions = [
+        c
+        for c in status.get("conditions") or ()
+        if isinstance(c, dict) and c.get("type") != "DisruptionTarget"
+    ]
+    target = _condition("DisruptionTarget", "True", now(), "DeletionByPodGC")
+    target["message"] = "PodGC: node no longer exists"
+    conditions.append(target)
+    status["conditions"] = conditions
+    return status

@@ -1,0 +1,23 @@
+"""Every controller the manager knows, by upstream's name (``cmd/kube-controller-manager/
+names``), in start order. Add a controller here with its init function and the resources
+the server must serve for it."""
+
+from __future__ import annotations
+
+from kubesched.controllers import disruption, kubelet
+from kubesched.controllers.manager import ControllerDescriptor
+from kubesched.kube.resources import NODES, POD_DISRUPTION_BUDGETS, PODS
+
+__all__ = ["CONTROLLERS", "controller_names"]
+
+CONTROLLERS: tuple[ControllerDescriptor, ...] = (
+    ControllerDescriptor(kubelet.NAME, kubelet.start_kubelet, (NODES, PODS)),
+    ControllerDescriptor(
+        disruption.NAME, disruption.start_disruption_controller, (PODS, POD_DISRUPTION_BUDGETS)
+    ),
+)
+
+
+def controller_names() -> list[str]:
+    """The names of every known controller, sorted (for ``--controllers`` help)."""
+    return sorted(d.name for d in CONTROLLERS)
