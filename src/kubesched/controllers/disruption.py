@@ -23,10 +23,10 @@ import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from kubesched.controllers.workqueue import KeyQueue
 from kubesched.kube import Client, Conflict, KubeError, NotFound
 from kubesched.kube.informer import Informer
 from kubesched.kube.resources import POD_DISRUPTION_BUDGETS, PODS, RawObject
+from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.disruption import compute_status
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class DisruptionController:
         self.workers = max(workers, 1)
         self._pods: dict[str, set[str]] = {}
         self._pdbs: dict[str, set[str]] = {}
-        self._queue = KeyQueue()
+        self._queue: WorkQueue[str] = WorkQueue("disruption")
         pods.add_handler(self._on_pod, lambda _, new: self._on_pod(new), self._on_pod_delete)
         pdbs.add_handler(self._on_pdb, lambda _, new: self._on_pdb(new), self._on_pdb_delete)
 
@@ -112,17 +112,18 @@ class DisruptionController:
                     await task
 
     async def _work(self) -> None:
-        loop = asyncio.get_running_loop()
         while True:
             ns = await self._queue.get()
+            if ns is None:
+                return  # shut down
             try:
                 if not await self.sync_namespace(ns):
-                    loop.call_later(CONFLICT_DELAY, self._queue.add, ns)
+                    self._queue.add_after(ns, CONFLICT_DELAY)
             except asyncio.CancelledError:
                 raise
             except KubeError as exc:
                 log.warning("disruption: namespace %r: %s", ns, exc)
-                loop.call_later(1.0, self._queue.add, ns)
+                self._queue.add_after(ns, 1.0)
             except Exception:  # a bug: log it, keep running
                 log.exception("disruption: syncing namespace %r failed", ns)
             finally:

@@ -54,10 +54,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers import podstatus
-from kubesched.controllers.workqueue import KeyQueue
 from kubesched.kube import Client, Conflict, KubeError, NotFound
 from kubesched.kube.informer import Informer
 from kubesched.kube.resources import LEASES, NODES, PODS, RawObject
+from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.nodes import is_simulated
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ class Kubelet:
         self._timers: dict[str, tuple[str, str, float, asyncio.TimerHandle]] = {}
         # key -> (uid, action, wall time first seen due for it)
         self._since: dict[str, tuple[str, str, float]] = {}
-        self._queue = KeyQueue()
+        self._queue: WorkQueue[str] = WorkQueue("kubelet")
         self._side: set[asyncio.Task[None]] = set()
         self._writes = asyncio.Semaphore(self.workers)
         self._warned: set[tuple[str, str]] = set()
@@ -209,6 +209,8 @@ class Kubelet:
     async def _work(self) -> None:
         while True:
             key = await self._queue.get()
+            if key is None:
+                return  # shut down
             try:
                 await self._sync(key)
             except asyncio.CancelledError:
