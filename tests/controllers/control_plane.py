@@ -1,7 +1,8 @@
 """The control plane the controller tests drive, and small helpers to drive it.
 
-:func:`start_control_plane` starts the embedded API server (three simulated nodes, the
-node agent making bound pods Running and Ready after 50 ms) and a thread whose event loop
+:func:`start_control_plane` starts the embedded API server with the simulated kubelet
+beside it (:func:`kubesched.cli.cluster.start_cluster`: three simulated nodes, bound pods
+Running and Ready after 50 ms) and a thread whose event loop
 runs, through our ``kube`` client, the workload controllers and the live scheduler
 (``default-scheduler``), plus a watch that records every node each pod was ever seen on
 (so a test can say no pod was bound twice). Tests talk to it with kubectl and the
@@ -26,7 +27,7 @@ from typing import Any, TypeVar
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
+from kubesched.cli.cluster import ClusterHandle, start_cluster
 from kubesched.config import KubeSchedulerConfiguration, default_config
 from kubesched.controllers.deployment import DEPLOYMENTS, DeploymentController
 from kubesched.controllers.ownerindex import OwnerIndex
@@ -47,7 +48,7 @@ T = TypeVar("T")
 class ControlPlane:
     """A running API server with controllers and a scheduler beside it."""
 
-    apiserver: ApiServerHandle
+    apiserver: ClusterHandle
     loop: asyncio.AbstractEventLoop
     thread: threading.Thread
     main: asyncio.Future[None] | None = None
@@ -116,14 +117,19 @@ def default_scheduler_config() -> KubeSchedulerConfiguration:
 
 
 def start_control_plane(
-    kubeconfig: Path, nodes: int = 3, apiserver: ApiServerHandle | None = None
+    kubeconfig: Path, nodes: int = 3, apiserver: ClusterHandle | None = None
 ) -> ControlPlane:
-    """Start the API server (or use ``apiserver``), then the controllers and the
-    scheduler; return once every informer has synced. The Deployment controller runs
-    when the server serves apps/v1 Deployments."""
+    """Start the API server with the simulated kubelet beside it (or use ``apiserver``),
+    then the controllers and the scheduler; return once every informer has synced. The
+    Deployment controller runs when the server serves apps/v1 Deployments."""
     if apiserver is None:
-        apiserver = start_apiserver(
-            kubeconfig_path=kubeconfig, bookmark_interval=0.2, nodes=nodes, run_delay=0.05
+        apiserver = start_cluster(
+            kubeconfig_path=kubeconfig,
+            bookmark_interval=0.2,
+            nodes=nodes,
+            controllers=["kubelet", "disruption-controller"],
+            run_delay=0.05,
+            node_lease_interval=0,
         )
     loop = asyncio.new_event_loop()
     ready = threading.Event()
