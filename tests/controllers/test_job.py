@@ -15,14 +15,17 @@ import yaml
 from controller_helpers import InThread, kubectl, wait_for
 from kubernetes import client, config
 
-# Until the controller manager and the served Job kind are on main (issue 13, items 1 and 3).
-pytest.importorskip("kubesched.cli.cluster")
 from kubesched.cli.cluster import ClusterHandle, start_cluster
-from kubesched.controllers.kubelet import EXIT_CODE_ANNOTATION, RUN_SECONDS_ANNOTATION
-
 from kubesched.config import default_config
+from kubesched.controllers.kubelet import EXIT_CODE_ANNOTATION, RUN_SECONDS_ANNOTATION
+from kubesched.controllers.registry import controller_names
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
+
+# Until the Job controller is registered with the controller manager and the Job kind is
+# served (issue 13, items 3 and 4).
+if "job-controller" not in controller_names():
+    pytest.skip("the Job controller is not registered yet", allow_module_level=True)
 
 NS = "default"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
