@@ -6,9 +6,9 @@
   statuses (init containers terminated, Completed).
 * :func:`terminated` — every container exited: phase Succeeded (all exit codes 0) or
   Failed, each container ``terminated`` with reason Completed (0) or Error and its
-  exitCode, Ready / ContainersReady False with reason PodCompleted or PodFailed and
-  PodReadyToStartContainers False, as ``kubelet_pods.go`` (``generateAPIPodStatus``)
-  writes them.
+  exitCode, Ready / ContainersReady False with reason PodCompleted or PodFailed,
+  Initialized True (reason PodCompleted when Succeeded) and PodReadyToStartContainers
+  False, as ``pkg/kubelet/status/generate.go`` makes them.
 * :func:`restarted` — the containers exited and were restarted in place (restartPolicy
   OnFailure or Always): ``restartCount`` grows, ``lastState`` holds the exit, the pod
   stays Running and Ready.
@@ -166,7 +166,8 @@ def terminated(pod: RawObject, exit_code: int) -> RawObject:
         status,
         [
             _condition("PodReadyToStartContainers", "False", stamp),
-            _condition("Initialized", "True", stamp),
+            # Upstream's GeneratePodInitializedCondition: reason PodCompleted once Succeeded.
+            _condition("Initialized", "True", stamp, "PodCompleted" if exit_code == 0 else ""),
             _condition("Ready", "False", stamp, reason),
             _condition("ContainersReady", "False", stamp, reason),
         ],
