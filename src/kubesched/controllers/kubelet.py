@@ -24,8 +24,8 @@ what is due and when (KWOK's stages), then does it from a worker:
   kubelet's status manager sends once the containers have stopped — instead of waiting
   for the whole grace period. Finalizers still hold it. The server's reaper still
   removes, at the end of their grace, pods on nodes the kubelet does not run.
-* **Node leases.** Every ``node_lease_interval`` seconds (kubelet: 10 s; 0: none) it
-  creates or renews the Lease ``kube-node-lease/<node>`` (holderIdentity the node,
+* **Node leases.** Every ``node_lease_interval`` seconds (kubelet: 10 s; 0: none; the
+  nodes spread evenly over the interval) it creates or renews the Lease ``kube-node-lease/<node>`` (holderIdentity the node,
   leaseDurationSeconds 40, an ownerReference to the Node), keeping the last lease it wrote
   and reading it again only after a conflict, as the kubelet's lease controller does. When
   a node goes, its lease is deleted (the garbage collector's job upstream).
@@ -256,9 +256,18 @@ class Kubelet:
     # -- leases -------------------------------------------------------------------------
 
     async def _renew_leases(self) -> None:
+        # Each node renews once per interval, the nodes spread evenly over it: 5,000 nodes
+        # are a steady 500 writes/s, not a burst of 5,000 every 10 s.
         while True:
-            await asyncio.sleep(self.lease_interval)
-            await asyncio.gather(*(self._renew_lease(n) for n in list(self._nodes.values())))
+            nodes = list(self._nodes.values())
+            if not nodes:
+                await asyncio.sleep(self.lease_interval)
+                continue
+            step = self.lease_interval / len(nodes)
+            for node in nodes:
+                await asyncio.sleep(step)
+                if self._nodes.get(node.name) is node:
+                    self._spawn(self._renew_lease(node))
 
     async def _renew_lease(self, node: _Node) -> None:
         async with self._writes:
