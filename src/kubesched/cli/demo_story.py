@@ -85,7 +85,7 @@ NODE_GROUPS = (
 
 
 def nodes() -> list[dict[str, Any]]:
-    """The demo's Node manifests, simulated (the API server's node agent runs their pods)."""
+    """The demo's Node manifests, simulated (the simulated kubelet runs their pods)."""
     manifests: list[dict[str, Any]] = []
     index = 0
     for group in NODE_GROUPS:
