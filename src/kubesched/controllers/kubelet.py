@@ -25,8 +25,9 @@ what is due and when (KWOK's stages), then does it from a worker:
   for the whole grace period. Finalizers still hold it. The server's reaper still
   removes, at the end of their grace, pods on nodes the kubelet does not run.
 * **Node leases.** Every ``node_lease_interval`` seconds (kubelet: 10 s; 0: none; the
-  nodes spread evenly over the interval) it creates or renews the Lease ``kube-node-lease/<node>`` (holderIdentity the node,
-  leaseDurationSeconds 40, an ownerReference to the Node), keeping the last lease it wrote
+  nodes spread evenly over the interval) it creates or renews the Lease
+  ``kube-node-lease/<node>`` (holderIdentity the node, leaseDurationSeconds 40, an
+  ownerReference to the Node), keeping the last lease it wrote
   and reading it again only after a conflict, as the kubelet's lease controller does. When
   a node goes, its lease is deleted (the garbage collector's job upstream).
 * **Deleted nodes.** As the pod GC controller's ``gcOrphaned`` does when a node no longer
