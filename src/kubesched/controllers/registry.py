@@ -4,9 +4,15 @@ the server must serve for it."""
 
 from __future__ import annotations
 
-from kubesched.controllers import disruption, kubelet
+from kubesched.controllers import disruption, kubelet, serviceaccount
 from kubesched.controllers.manager import ControllerDescriptor
-from kubesched.kube.resources import NODES, POD_DISRUPTION_BUDGETS, PODS
+from kubesched.kube.resources import (
+    NAMESPACES,
+    NODES,
+    POD_DISRUPTION_BUDGETS,
+    PODS,
+    SERVICE_ACCOUNTS,
+)
 
 __all__ = ["CONTROLLERS", "controller_names"]
 
@@ -15,6 +21,7 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
     ControllerDescriptor(
         disruption.NAME, disruption.start_disruption_controller, (PODS, POD_DISRUPTION_BUDGETS)
     ),
+    ControllerDescriptor(serviceaccount.NAME, serviceaccount.start, (NAMESPACES, SERVICE_ACCOUNTS)),
 )
 
 

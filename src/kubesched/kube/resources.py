@@ -33,6 +33,7 @@ __all__ = [
     "REPLICATION_CONTROLLERS",
     "REPLICA_SETS",
     "SERVICES",
+    "SERVICE_ACCOUNTS",
     "STATEFUL_SETS",
     "RawObject",
     "Resource",
@@ -146,6 +147,7 @@ PODS = Resource("", "v1", "pods", "Pod", True, Pod.from_dict, decode_pod_update)
 BINDINGS = Resource("", "v1", "bindings", "Binding", True, _identity)
 EVENTS = Resource("", "v1", "events", "Event", True, _identity)
 SERVICES = Resource("", "v1", "services", "Service", True, Workload.from_dict)
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount", True, _identity)
 REPLICATION_CONTROLLERS = Resource(
     "", "v1", "replicationcontrollers", "ReplicationController", True, Workload.from_dict
 )
