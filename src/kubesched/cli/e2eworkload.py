@@ -58,6 +58,8 @@ DEPLOYMENTS: Resource[RawObject] = Resource(
 WORKLOAD_CONTROLLERS = "replicaset-controller,deployment-controller"
 KUBELET = "kubelet"
 _READY_LINE = "controllers running"
+#: Environment variable naming a file: run the workload controllers under cProfile.
+PROFILE_ENV = "KUBESCHED_E2E_CONTROLLERS_PROFILE"
 
 
 @dataclass
@@ -166,12 +168,13 @@ def _deployment(name: str, namespace: str, replicas: int) -> RawObject:
 
 
 def _scheduler_config(folder: Path, kubeconfig: str) -> Path:
-    """The cluster's default-scheduler: every node scored, scheduler_perf's QPS/burst."""
+    """The cluster's default-scheduler with kube-scheduler's defaults (a share of the
+    nodes scored, as ``percentageOfNodesToScore`` unset gives), scheduler_perf's
+    QPS/burst."""
     path = folder / "scheduler.yaml"
     config = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
-        "percentageOfNodesToScore": 100,
         "clientConnection": {"kubeconfig": kubeconfig, "qps": CLIENT_QPS, "burst": CLIENT_BURST},
         "leaderElection": {"leaderElect": False},
     }
@@ -248,7 +251,9 @@ def _start_controllers(
     log = folder / f"controllers-{which.split('-')[0].split(',')[0]}.log"
     args = ["controllers", "--kubeconfig", kubeconfig, "--controllers", which]
     args += ["--kube-api-qps", str(CLIENT_QPS), "--kube-api-burst", str(CLIENT_BURST), *extra]
-    return _spawn(args, log)
+    # For profiling: the workload controllers' cProfile stats (CPU time) go to this file.
+    profile = os.environ.get(PROFILE_ENV, "") if which == WORKLOAD_CONTROLLERS else ""
+    return _spawn(args, log, profile)
 
 
 async def _log_says(log: Path, text: str) -> bool:

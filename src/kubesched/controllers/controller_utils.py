@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.kube import Client, KubeError, NotFound
+from kubesched.kube import Client, KubeError, NotFound, Timeout
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS, RawObject
 from kubesched.objects.errors import ObjectError
@@ -243,29 +243,34 @@ class PodControl:
         """Create one pod from ``template`` for ``owner`` (``CreatePods``; with
         ``generate_name``, ``CreatePodsWithGenerateName``); returns it.
 
-        A template the pod cannot be made from raises :class:`ObjectError`; a refused
-        create raises the :class:`~kubesched.kube.KubeError` (a ``FailedCreate`` event is
-        recorded, except for timeouts, as upstream).
+        A template the pod cannot be made from raises :class:`ObjectError` (and records
+        ``FailedCreate``); see :meth:`create_pod` for the rest.
         """
-        try:
-            pod = pod_from_template(template, owner, owner_ref)
-        except ObjectError as exc:
-            self.recorder.event(
-                owner, "Warning", FAILED_CREATE_POD_REASON, f"Error creating: {exc}"
-            )
-            raise
-        pod["metadata"]["namespace"] = namespace
+        pod = self.pod_for(template, owner, owner_ref)
         if generate_name:
             pod["metadata"]["generateName"] = generate_name
+        return await self.create_pod(namespace, pod, owner)
+
+    def pod_for(
+        self, template: Mapping[str, Any], owner: RawObject, owner_ref: Mapping[str, Any]
+    ) -> RawObject:
+        """The pod :meth:`create_pod` would send for ``owner``'s ``template``: build it
+        once and send it as often as replicas are missing (the server names each)."""
+        try:
+            return pod_from_template(template, owner, owner_ref)
+        except ObjectError as exc:
+            self._warn(owner, FAILED_CREATE_POD_REASON, f"Error creating: {exc}")
+            raise
+
+    async def create_pod(self, namespace: str, pod: RawObject, owner: RawObject) -> RawObject:
+        """POST ``pod`` (left unchanged) for ``owner``; returns the created pod. A
+        refused create raises the :class:`~kubesched.kube.KubeError` and records a
+        ``FailedCreate`` event, except for timeouts, as upstream."""
         try:
             created: RawObject = await self.client.create(PODS.raw, pod, namespace)
         except KubeError as exc:
-            from kubesched.kube import Timeout
-
             if not isinstance(exc, Timeout):
-                self.recorder.event(
-                    owner, "Warning", FAILED_CREATE_POD_REASON, f"Error creating: {exc}"
-                )
+                self._warn(owner, FAILED_CREATE_POD_REASON, f"Error creating: {exc}")
             raise
         name = (created.get("metadata") or {}).get("name", "")
         self.recorder.event(owner, "Normal", SUCCESSFUL_CREATE_POD_REASON, f"Created pod: {name}")
@@ -279,9 +284,7 @@ class PodControl:
         except NotFound:
             raise
         except KubeError as exc:
-            self.recorder.event(
-                owner, "Warning", FAILED_DELETE_POD_REASON, f"Error deleting: {exc}"
-            )
+            self._warn(owner, FAILED_DELETE_POD_REASON, f"Error deleting: {exc}")
             raise
         self.recorder.event(owner, "Normal", SUCCESSFUL_DELETE_POD_REASON, f"Deleted pod: {name}")
 
