@@ -78,7 +78,7 @@ from kubesched.controllers.job.tracking_utils import (
     only_replace_failed_pods,
     past_backoff_limit_on_failure,
 )
-from kubesched.controllers.ownerindex import OwnerIndex
+from kubesched.controllers.ownerindex import OwnerIndex, shared_index
 from kubesched.kube import Client, Informer, KubeError, NotFound, Resource
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS
@@ -215,8 +215,7 @@ class JobController:
         self.finalizer_expectations = FinalizerExpectations()
         self._backoff: dict[str, BackoffRecord] = {}
         if pod_index is None:
-            pod_index = OwnerIndex()
-            pod_index.attach(self.pods)
+            pod_index = shared_index(self.pods)
         #: Pods by the uid of their controller (``AddPodControllerUIDIndexer``), and orphans.
         self.pod_index = pod_index
         self.jobs.add_handler(self._job_added, self._job_updated, self._job_deleted)
