@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from controller_helpers import InThread, wait_for
+from controller_helpers import InThread, kubectl, wait_for
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
@@ -163,9 +163,6 @@ def test_foreground_deletion_deletes_blocking_dependents_first(collector, core):
     wait_for("the owner to go", lambda: gone(core.read_namespaced_config_map, "fg-owner"))
 
 
-@pytest.mark.skip(
-    reason="needs the API server's propagationPolicy (issue 13 item 3), not yet on main"
-)
 def test_foreground_deletion_goes_down_the_chain(collector, core):
     top = configmap(core, "chain-top", finalizers=["foregroundDeletion"])
     middle = configmap(core, "chain-middle", [ref(top, block=True)])
@@ -214,3 +211,27 @@ def test_a_cluster_scoped_object_with_a_namespaced_owner_is_left_alone(collector
         "the control dependent to go", lambda: gone(core.read_namespaced_config_map, "ns-control")
     )
     assert scheduling.read_priority_class("gc-invalid-owner").metadata.owner_references
+
+
+@pytest.mark.parametrize("cascade", ["background", "foreground", "orphan"])
+def test_kubectl_delete_cascade(collector, core, apiserver, cascade):
+    owner = configmap(core, f"kubectl-{cascade}")
+    for i in range(2):
+        pod(core, f"kubectl-{cascade}-{i}", [ref(owner, block=True)])
+    kubectl(
+        apiserver.kubeconfig_path,
+        "delete",
+        "configmap",
+        f"kubectl-{cascade}",
+        f"--cascade={cascade}",
+    )
+    wait_for("the owner to go", lambda: gone(core.read_namespaced_config_map, f"kubectl-{cascade}"))
+    names = [f"kubectl-{cascade}-{i}" for i in range(2)]
+    if cascade == "orphan":
+        for name in names:
+            kept = core.read_namespaced_pod(name, NS)
+            assert kept.metadata.owner_references is None
+            assert kept.metadata.deletion_timestamp is None
+    else:
+        for name in names:
+            wait_for(f"{name} to go", lambda name=name: gone(core.read_namespaced_pod, name))
