@@ -155,6 +155,66 @@ CREATE_CASES = [
         id="job-indexed-hostname-too-long",
     ),
     pytest.param(
+        JOBS,
+        job("pf1")
+        .spec(
+            podFailurePolicy={
+                "rules": [{"action": "Retry", "onExitCodes": {"operator": "In", "values": [1]}}]
+            }
+        )
+        .obj(),
+        'Job.batch "pf1" is invalid: spec.podFailurePolicy.rules[0].action: Unsupported value: '
+        '"Retry": supported values: "Count", "FailIndex", "FailJob", "Ignore"',
+        id="pod-failure-policy-action",
+    ),
+    pytest.param(
+        JOBS,
+        job("pf2").spec(podFailurePolicy={"rules": [{"action": "FailJob"}]}).obj(),
+        'Job.batch "pf2" is invalid: spec.podFailurePolicy.rules[0]: Invalid value: specifying '
+        "one of OnExitCodes and OnPodConditions is required",
+        id="pod-failure-policy-rule-needs-a-matcher",
+    ),
+    pytest.param(
+        JOBS,
+        job("pf3")
+        .spec(
+            podFailurePolicy={
+                "rules": [
+                    {
+                        "action": "Ignore",
+                        "onExitCodes": {
+                            "containerName": "x",
+                            "operator": "In",
+                            "values": [3, 0, 3],
+                        },
+                    }
+                ]
+            }
+        )
+        .obj(),
+        'Job.batch "pf3" is invalid: [spec.podFailurePolicy.rules[0].onExitCodes.containerName: '
+        'Invalid value: "x": must be one of the container or initContainer names in the pod '
+        "template, spec.podFailurePolicy.rules[0].onExitCodes.values[1]: Invalid value: 0: must "
+        "not be 0 for the In operator, spec.podFailurePolicy.rules[0].onExitCodes.values[2]: "
+        "Duplicate value: 3, spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "
+        "[3,0,3]: must be ordered]",
+        id="pod-failure-policy-exit-codes",
+    ),
+    pytest.param(
+        JOBS,
+        job("pf4")
+        .restart_policy("OnFailure")
+        .spec(
+            podFailurePolicy={
+                "rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]
+            }
+        )
+        .obj(),
+        'Job.batch "pf4" is invalid: spec.template.spec.restartPolicy: Invalid value: '
+        '"OnFailure": only "Never" is supported when podFailurePolicy is specified',
+        id="pod-failure-policy-needs-restart-never",
+    ),
+    pytest.param(
         SECRETS,
         {"metadata": {"name": "tls"}, "type": "kubernetes.io/tls", "data": {}},
         'Secret "tls" is invalid: [data[tls.crt]: Required value, data[tls.key]: Required value]',

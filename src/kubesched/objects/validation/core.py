@@ -27,6 +27,7 @@ FORBIDDEN = "FieldValueForbidden"
 NOT_SUPPORTED = "FieldValueNotSupported"
 TOO_LONG = "FieldValueTooLong"
 NOT_FOUND = "FieldValueNotFound"
+TOO_MANY = "FieldValueTooMany"
 
 _TYPE_TEXT = {
     INVALID: "Invalid value",
@@ -36,9 +37,14 @@ _TYPE_TEXT = {
     NOT_SUPPORTED: "Unsupported value",
     TOO_LONG: "Too long",
     NOT_FOUND: "Not found",
+    TOO_MANY: "Too many",
 }
 # Types whose body never shows the value (ErrorBody's first cases).
 _VALUELESS = frozenset({REQUIRED, FORBIDDEN, TOO_LONG})
+
+
+#: ``field.OmitValueType{}``: an error whose body names no value (``Invalid value: <detail>``).
+OMIT: Any = object()
 
 
 class GoValue:
@@ -62,7 +68,7 @@ class FieldError:
     def body(self) -> str:
         """``ErrorBody()``: the message without the field path."""
         text = _TYPE_TEXT[self.type]
-        if self.type not in _VALUELESS:
+        if self.type not in _VALUELESS and self.value is not OMIT:
             text += ": " + go_format(self.value)
         if self.detail:
             text += ": " + self.detail

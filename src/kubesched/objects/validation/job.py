@@ -5,8 +5,9 @@ backoffLimitPerIndex immutable; completions too, except for an Indexed Job scale
 parallelism in tandem — ElasticIndexedJob, on in 1.34).
 
 Objects are validated after defaulting and after the strategy's PrepareForCreate (the
-generated selector and template labels). Left out: podFailurePolicy, successPolicy and
-managedBy rules. A suspended Job that never started may change its template's scheduling
+generated selector and template labels). The pod failure policy is
+:mod:`kubesched.objects.validation.job_policies`. Left out: successPolicy and managedBy
+rules. A suspended Job that never started may change its template's scheduling
 directives (node selector, node affinity, tolerations, scheduling gates, labels and
 annotations), as Kueue and other queueing controllers do before they let it start.
 """
@@ -29,6 +30,7 @@ from kubesched.objects.validation.core import (
     required,
     selector_matches,
 )
+from kubesched.objects.validation.job_policies import pod_failure_policy
 from kubesched.objects.validation.pod import pod_spec
 from kubesched.objects.validation.workloads import pod_template_metadata
 
@@ -130,6 +132,10 @@ def _template(spec: dict[str, Any]) -> Errors:
         errs.append(required(path, 'valid values: "OnFailure", "Never"'))
     elif restart not in _RESTART_POLICIES:
         errs.append(not_supported(path, restart, _RESTART_POLICIES))
+    elif spec.get("podFailurePolicy") is not None and restart != "Never":
+        errs.append(
+            invalid(path, restart, 'only "Never" is supported when podFailurePolicy is specified')
+        )
     elif restart == "OnFailure" and spec.get("backoffLimitPerIndex") is not None:
         errs.append(
             invalid(
@@ -144,6 +150,8 @@ def _template(spec: dict[str, Any]) -> Errors:
 def job_spec(spec: dict[str, Any]) -> Errors:
     """``ValidateJobSpec``."""
     errs = _counts(spec) + _completion_mode(spec)
+    if spec.get("podFailurePolicy") is not None:
+        errs.extend(pod_failure_policy(spec))
     policy = spec.get("podReplacementPolicy")
     if policy is not None:
         # validatePodReplacementPolicy: only Failed beside a pod failure policy.
