@@ -63,21 +63,20 @@ def _exit_codes(rule: dict[str, Any], path: str, containers: set[str]) -> Errors
         errs.append(invalid(f"{path}.values", values, "at least one value is required"))
     elif len(values) > MAX_EXIT_CODES:
         errs.append(_too_many(f"{path}.values", len(values), MAX_EXIT_CODES))
-    else:
-        seen: set[Any] = set()
-        ordered = True
-        for j, value in enumerate(values):
-            at = f"{path}.values[{j}]"
-            if operator == "In" and value == 0:
-                errs.append(invalid(at, value, "must not be 0 for the In operator"))
-            if value in seen:
-                errs.append(duplicate(at, value))
-            seen.add(value)
-            previous = values[j - 1] if j else None
-            if is_int(previous) and is_int(value) and previous > value:
-                ordered = False
-        if not ordered:
-            errs.append(invalid(f"{path}.values", values, "must be ordered"))
+    seen: set[Any] = set()
+    ordered = True
+    for j, value in enumerate(values):
+        at = f"{path}.values[{j}]"
+        if operator == "In" and value == 0:
+            errs.append(invalid(at, value, "must not be 0 for the In operator"))
+        if value in seen:
+            errs.append(duplicate(at, value))
+        seen.add(value)
+        previous = values[j - 1] if j else None
+        if is_int(previous) and is_int(value) and previous > value:
+            ordered = False
+    if not ordered:
+        errs.append(invalid(f"{path}.values", values, "must be ordered"))
     return errs
 
 
