@@ -215,6 +215,42 @@ CREATE_CASES = [
         id="pod-failure-policy-needs-restart-never",
     ),
     pytest.param(
+        JOBS,
+        job("sp1").spec(successPolicy={"rules": [{"succeededCount": 1}]}).obj(),
+        'Job.batch "sp1" is invalid: spec.successPolicy: Invalid value: '
+        '{"rules":[{"succeededCount":1}]}: requires indexed completion mode',
+        id="success-policy-needs-indexed",
+    ),
+    pytest.param(
+        JOBS,
+        job("sp2")
+        .spec(
+            completionMode="Indexed",
+            completions=5,
+            successPolicy={"rules": [{"succeededIndexes": "0,2-3", "succeededCount": 4}, {}]},
+        )
+        .obj(),
+        'Job.batch "sp2" is invalid: [spec.successPolicy.rules[0].succeededCount: Invalid '
+        "value: 4: must be less than or equal to 3 (the number of indexes in the specified "
+        "succeededIndexes field), spec.successPolicy.rules[1]: Required value: at least one of "
+        "succeededCount or succeededIndexes must be specified]",
+        id="success-policy-rules",
+    ),
+    pytest.param(
+        JOBS,
+        job("sp3")
+        .spec(
+            completionMode="Indexed",
+            completions=5,
+            successPolicy={"rules": [{"succeededIndexes": "3,1"}]},
+        )
+        .obj(),
+        'Job.batch "sp3" is invalid: spec.successPolicy.rules[0].succeededIndexes: Invalid '
+        'value: "3,1": error parsing succeededIndexes: non-increasing order, previous: 3, '
+        "current: 1",
+        id="success-policy-indexes",
+    ),
+    pytest.param(
         SECRETS,
         {"metadata": {"name": "tls"}, "type": "kubernetes.io/tls", "data": {}},
         'Secret "tls" is invalid: [data[tls.crt]: Required value, data[tls.key]: Required value]',

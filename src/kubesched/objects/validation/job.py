@@ -5,8 +5,8 @@ backoffLimitPerIndex immutable; completions too, except for an Indexed Job scale
 parallelism in tandem — ElasticIndexedJob, on in 1.34).
 
 Objects are validated after defaulting and after the strategy's PrepareForCreate (the
-generated selector and template labels). The pod failure policy is
-:mod:`kubesched.objects.validation.job_policies`. Left out: successPolicy and managedBy
+generated selector and template labels). The pod failure and success
+policies are :mod:`kubesched.objects.validation.job_policies`. Left out: the managedBy
 rules. A suspended Job that never started may change its template's scheduling
 directives (node selector, node affinity, tolerations, scheduling gates, labels and
 annotations), as Kueue and other queueing controllers do before they let it start.
@@ -30,7 +30,7 @@ from kubesched.objects.validation.core import (
     required,
     selector_matches,
 )
-from kubesched.objects.validation.job_policies import pod_failure_policy
+from kubesched.objects.validation.job_policies import pod_failure_policy, success_policy
 from kubesched.objects.validation.pod import pod_spec
 from kubesched.objects.validation.workloads import pod_template_metadata
 
@@ -152,6 +152,8 @@ def job_spec(spec: dict[str, Any]) -> Errors:
     errs = _counts(spec) + _completion_mode(spec)
     if spec.get("podFailurePolicy") is not None:
         errs.extend(pod_failure_policy(spec))
+    if spec.get("successPolicy") is not None:
+        errs.extend(success_policy(spec))
     policy = spec.get("podReplacementPolicy")
     if policy is not None:
         # validatePodReplacementPolicy: only Failed beside a pod failure policy.

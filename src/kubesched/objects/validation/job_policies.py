@@ -1,13 +1,19 @@
-"""A Job's ``podFailurePolicy`` as ``pkg/apis/batch/validation`` checks it
-(``validatePodFailurePolicy`` and its rules): a known action (FailIndex only with
-backoffLimitPerIndex), exactly one of ``onExitCodes`` and ``onPodConditions``, exit codes
-that are sorted, unique, not 0 for ``In`` and name a container of the template, pod
-condition patterns with a qualified type and a True / False / Unknown status, and the
-template's restartPolicy Never.
+"""A Job's ``podFailurePolicy`` and ``successPolicy`` as ``pkg/apis/batch/validation``
+checks them.
+
+Pod failure policy (``validatePodFailurePolicy`` and its rules): a known action (FailIndex
+only with backoffLimitPerIndex), exactly one of ``onExitCodes`` and ``onPodConditions``,
+exit codes that are sorted, unique, not 0 for ``In`` and name a container of the template,
+pod condition patterns with a qualified type and a True / False / Unknown status (the
+template's restartPolicy must be Never: :mod:`.job`). Success policy
+(``validateSuccessPolicy``): Indexed Jobs only, 1 to 20 rules, each with succeeded indexes
+(intervals ``0,2-3`` in increasing order below ``completions``) or a count, the count no
+more than the completions or the indexes named.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubesched.objects.validation.core import (
@@ -20,9 +26,11 @@ from kubesched.objects.validation.core import (
     duplicate,
     invalid,
     is_int,
+    nonnegative_int,
     not_supported,
     qualified_name,
     required,
+    too_long,
 )
 
 _ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
@@ -31,6 +39,10 @@ _STATUSES = ("False", "True", "Unknown")
 MAX_RULES = 20
 MAX_EXIT_CODES = 255
 MAX_CONDITION_PATTERNS = 20
+MAX_SUCCESS_RULES = 20
+#: maxJobSuccessPolicySucceededIndexesLimit.
+MAX_SUCCEEDED_INDEXES = 64 * 1024
+_ATOI = re.compile(r"[+-]?[0-9]+")
 
 
 def _go_quoted_list(values: tuple[str, ...]) -> str:
@@ -141,4 +153,109 @@ def pod_failure_policy(spec: dict[str, Any]) -> Errors:
     }
     for i, rule in enumerate(rules):
         errs.extend(_rule(spec, as_dict(rule), f"{path}[{i}]", containers))
+    return errs
+
+
+def _index(text: str, completions: int) -> int:
+    # strconv.Atoi, then the bound.
+    if _ATOI.fullmatch(text) is None:
+        raise ValueError(f'cannot convert string to integer for index: "{text}"')
+    value = int(text)
+    if value >= completions:
+        raise ValueError(f'too large index: "{text}"')
+    return value
+
+
+def _interval(text: str, completions: int) -> tuple[int, int]:
+    # parseIndexInterval.
+    limits = text.split("-")
+    if len(limits) > 2:
+        raise ValueError(
+            f'the fragment "{text}" violates the requirement that an index interval can have '
+            "at most two parts separated by '-'"
+        )
+    low = _index(limits[0], completions)
+    if len(limits) == 1:
+        return low, low
+    high = _index(limits[1], completions)
+    if low >= high:
+        raise ValueError(f"non-increasing order, previous: {low}, current: {high}")
+    return low, high
+
+
+def indexes_format(text: str, completions: int) -> int:
+    """``validateIndexesFormat``: how many indexes ``text`` names; ValueError with
+    upstream's words when it is not a list of increasing intervals below ``completions``."""
+    if not text:
+        return 0
+    last: int | None = None
+    total = 0
+    for part in text.split(","):
+        low, high = _interval(part, completions)
+        if last is not None and last >= low:
+            raise ValueError(f"non-increasing order, previous: {last}, current: {low}")
+        total += high - low + 1
+        last = high
+    return total
+
+
+def _success_rule(rule: dict[str, Any], path: str, completions: Any) -> Errors:
+    errs: Errors = []
+    count, indexes = rule.get("succeededCount"), rule.get("succeededIndexes")
+    if count is None and indexes is None:
+        errs.append(
+            required(path, "at least one of succeededCount or succeededIndexes must be specified")
+        )
+    total = 0
+    if isinstance(indexes, str):
+        at = f"{path}.succeededIndexes"
+        if len(indexes) > MAX_SUCCEEDED_INDEXES:
+            errs.append(too_long(at, MAX_SUCCEEDED_INDEXES))
+        if is_int(completions):
+            try:
+                total = indexes_format(indexes, completions)
+            except ValueError as err:
+                errs.append(invalid(at, indexes, f"error parsing succeededIndexes: {err}"))
+    if is_int(count):
+        at = f"{path}.succeededCount"
+        errs.extend(nonnegative_int(count, at))
+        if is_int(completions) and count > completions:
+            errs.append(
+                invalid(
+                    at,
+                    count,
+                    f"must be less than or equal to {completions} (the number of specified "
+                    "completions)",
+                )
+            )
+        if indexes is not None and count > total:
+            errs.append(
+                invalid(
+                    at,
+                    count,
+                    f"must be less than or equal to {total} (the number of indexes in the "
+                    "specified succeededIndexes field)",
+                )
+            )
+    return errs
+
+
+def success_policy(spec: dict[str, Any]) -> Errors:
+    """``validateSuccessPolicy`` for ``spec.successPolicy`` (set)."""
+    policy = spec.get("successPolicy")
+    if spec.get("completionMode") != "Indexed":
+        return [invalid("spec.successPolicy", policy, "requires indexed completion mode")]
+    rules = as_list(as_dict(policy).get("rules"))
+    path = "spec.successPolicy.rules"
+    errs: Errors = []
+    if not rules:
+        errs.append(
+            required(
+                path, "at least one rules must be specified when the successPolicy is specified"
+            )
+        )
+    if len(rules) > MAX_SUCCESS_RULES:
+        errs.append(_too_many(path, len(rules), MAX_SUCCESS_RULES))
+    for i, rule in enumerate(rules):
+        errs.extend(_success_rule(as_dict(rule), f"{path}[{i}]", spec.get("completions")))
     return errs
