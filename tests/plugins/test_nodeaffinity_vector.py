@@ -22,6 +22,7 @@ from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.plugins import nodeaffinity
 from kubesched.plugins.nodeaffinity import NodeAffinity
+from kubesched.testing.handle import PluginHandle
 from kubesched.testing.wrappers import make_node, make_pod
 
 ERR_POD = Status(
@@ -208,20 +209,29 @@ def test_vector_forms_agree_with_the_per_node_ones_on_random_clusters(
 ) -> None:
     bound = [make_pod(f"bound-{i}").node(n.name).obj() for i, n in enumerate(cluster[:2])]
     snapshot = Snapshot.from_objects(cluster, bound, columnar=True)
-    plugin = nodeaffinity.new(args, None)  # type: ignore[arg-type]
+    # Without a handle every selector is matched over the table (and remembered); with
+    # one, a few rows (a PreFilterResult's) are matched node by node.
+    plugins = [
+        nodeaffinity.new(args, None),  # type: ignore[arg-type]
+        nodeaffinity.new(args, PluginHandle(snapshot)),
+    ]
     order = data.draw(st.permutations(range(len(cluster))))
     rows = order[: data.draw(st.integers(0, len(cluster)))]
-    for pod in incoming:
-        assert_same(plugin, snapshot, pod, rows)
+    for plugin in plugins:
+        for pod in incoming:
+            assert_same(plugin, snapshot, pod, rows)
     # Pods coming and going change nothing here; the answers must stay the same.
     snapshot.add_pod(make_pod("extra").node(cluster[-1].name).obj())
     assert snapshot.remove_pod(bound[0])
-    for pod in incoming:
-        assert_same(plugin, snapshot, pod, rows)
-    # A new table (nodes changed) is not answered from the old one's memo.
+    for plugin in plugins:
+        for pod in incoming:
+            assert_same(plugin, snapshot, pod, rows)
+    # A new table (nodes changed) is not answered from the old one's memo, nor from the
+    # handle's snapshot, which is not the one the table belongs to.
     relabeled = [make_node(n.name).label("zone", "a").obj() for n in cluster]
     rebuilt = Snapshot.from_objects(relabeled, [], columnar=True)
-    assert_same(plugin, rebuilt, incoming[0], list(range(len(cluster))))
+    for plugin in plugins:
+        assert_same(plugin, rebuilt, incoming[0], list(range(len(cluster))))
 
 
 # --- plain cases --------------------------------------------------------------------------

@@ -185,7 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"with --e2e, {E2E_DEPLOYMENT}: one Deployment of --pods replicas through the "
         "whole control plane",
     )
-    bench.add_argument("--nodes", type=int, help="nodes (default per workload, 5000)")
+    bench.add_argument(
+        "--nodes", type=int, help="nodes (default per workload: 5000; daemonset 15000 + 1)"
+    )
     bench.add_argument("--init-pods", type=int, help="pods placed before measuring")
     bench.add_argument("--pods", type=int, help="pods measured")
     bench.add_argument("--config", help="KubeSchedulerConfiguration file (default profile)")

@@ -310,6 +310,10 @@ class SchedulingAlgorithm:
         diagnosis so far, and whether it rejected the pod."""
         diagnosis = Diagnosis()
         pre_res, status, narrowing = self.framework.run_pre_filter_plugins(state, pod)
+        # As upstream, the plugins that narrowed the nodes count among the rejectors: the
+        # events they register (a node added or relabelled, for NodeAffinity) are what
+        # may bring the nodes they left out back.
+        diagnosis.unschedulable_plugins.update(narrowing)
         if status is not None and status.code is not Code.SUCCESS:
             if not status.is_rejected():
                 raise SchedulingError(status)
@@ -350,24 +354,27 @@ class SchedulingAlgorithm:
     ) -> Sequence[NodeInfo]:
         """The feasible nodes among ``narrowed`` (None: all), from the rotating start."""
         fwk = self.framework
-        nodes = all_nodes
-        if narrowed is not None:
-            nodes = [n for n in all_nodes if n.name in narrowed]
-        if not nodes:
+        # A PreFilterResult's nodes are looked up by name, in node-tree order (upstream
+        # walks its set, in no order): the nodes it leaves out cost nothing. Names of
+        # nodes that do not exist are dropped, as upstream drops them.
+        positions = None if narrowed is None else fwk.snapshot.positions_of(narrowed)
+        count = len(all_nodes) if positions is None else len(positions)
+        if not count:
             return []
-        to_find = len(nodes) if explain else num_feasible_nodes_to_find(self.percentage, len(nodes))
+        to_find = count if explain else num_feasible_nodes_to_find(self.percentage, count)
         feasible: Sequence[NodeInfo]
         if table is not None:
             rows = (
                 np.arange(table.size, dtype=np.int64)
-                if nodes is all_nodes
-                else np.fromiter((table.rows[n.name] for n in nodes), dtype=np.int64)
+                if positions is None
+                else np.array(positions, dtype=np.int64)
             )
             start = self.next_start_node_index % len(rows)
             order = np.roll(rows, -start) if start else rows
             found_rows = columnar.pass_filters(fwk, state, pod, table, order, diagnosis, to_find)
             feasible = NodeInfoView(all_nodes, found_rows)
         else:
+            nodes = all_nodes if positions is None else [all_nodes[p] for p in positions]
             feasible = self._pass_filters(state, pod, nodes, diagnosis, to_find)
         processed = len(feasible) + len(diagnosis.node_to_status)
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)

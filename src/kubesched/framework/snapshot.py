@@ -48,6 +48,7 @@ class Snapshot:
             ni for ni in self._list if ni.pods_with_required_anti_affinity
         ]
         self._affinity_dirty = False
+        self._positions: dict[str, int] | None = None
         #: The columnar view of the same nodes (None: plugins take the per-node path).
         self.table: NodeTable | None = NodeTable(self._list) if columnar else None
 
@@ -114,6 +115,25 @@ class Snapshot:
 
     def find(self, node_name: str) -> NodeInfo | None:
         return self._map.get(node_name)
+
+    def position(self, node_name: str) -> int | None:
+        """Where ``node_name`` is in :meth:`list` (None if absent)."""
+        positions = self._positions
+        if positions is None:
+            # Built once per snapshot, on first use: nodes do not change within one.
+            positions = self._positions = {ni.name: i for i, ni in enumerate(self._list)}
+        return positions.get(node_name)
+
+    def positions_of(self, node_names: Iterable[str]) -> builtins.list[int]:
+        """The sorted positions in :meth:`list` of those ``node_names`` that exist: a
+        PreFilterResult's nodes in node-tree order, at a cost in their number, not in
+        the cluster's."""
+        table = self.table
+        if table is not None:
+            rows = table.rows
+            return sorted(rows[name] for name in node_names if name in rows)
+        found = (self.position(name) for name in node_names)
+        return sorted(p for p in found if p is not None)
 
     def have_pods_with_affinity_list(self) -> list[NodeInfo]:
         if self._affinity_dirty:

@@ -96,6 +96,10 @@ _VERDICT_STATUSES: Final = (
 #: Distinct selectors remembered per table; past it the memo starts afresh (pods of a
 #: workload share their affinity, so a handful is the common case).
 _MEMO_LIMIT: Final = 256
+#: At most this many rows, the selectors are matched node by node, not over the table:
+#: a daemon pod pinned to its own node (PreFilterResult) must not cost a pass over every
+#: node, and would not share its selector with the next pod anyway.
+_FEW_ROWS: Final = 8
 
 _ADDED_AFFINITY: Final = "addedAffinity"
 _REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -293,8 +297,9 @@ class NodeAffinity:
 
     name = NAME
 
-    def __init__(self, args: NodeAffinityArgs) -> None:
+    def __init__(self, args: NodeAffinityArgs, handle: Handle | None = None) -> None:
         self.args = args
+        self._handle = handle
         self._added_required = args.added_required
         self._added_preferred = args.added_preferred
         # The memo of the last table seen: the scheduler works on one table at a time.
@@ -357,6 +362,10 @@ class NodeAffinity:
             and required.affinity is None
         ):
             return None
+        if len(rows) <= _FEW_ROWS:
+            few = self._few_rows_codes(table, rows, required)
+            if few is not None:
+                return few
         memo = self._table_memo(table)
         if required in memo.codes:
             codes = memo.codes[required]
@@ -367,6 +376,25 @@ class NodeAffinity:
         if codes is None:
             return None
         return NodeVerdicts(codes[rows], _VERDICT_STATUSES)
+
+    def _few_rows_codes(
+        self, table: NodeTable, rows: IntArray, required: _RequiredNodeAffinity
+    ) -> NodeVerdicts | None:
+        """``filter`` node by node over a few ``rows``; None when the handle's snapshot
+        is not the one ``table`` was built from (its rows are not those node infos)."""
+        snapshot = self._handle.snapshot if self._handle is not None else None
+        if snapshot is None or snapshot.table is not table:
+            return None
+        infos = snapshot.list()
+        added = self._added_required
+        codes = np.zeros(len(rows), dtype=np.int8)
+        for i, row in enumerate(rows.tolist()):
+            node = infos[row].node
+            if added is not None and not added.matches(node.name, node.labels):
+                codes[i] = _CODE_ENFORCED
+            elif not required.matches(node):
+                codes[i] = _CODE_POD
+        return NodeVerdicts(codes, _VERDICT_STATUSES)
 
     def _filter_codes(
         self, table: NodeTable, required: _RequiredNodeAffinity
@@ -476,4 +504,4 @@ def new(args: Mapping[str, Any] | None, handle: Handle) -> NodeAffinity:
     decoded, errors = decode_args(args)
     if errors:
         raise ArgsError(errors)
-    return NodeAffinity(decoded)
+    return NodeAffinity(decoded, handle)

@@ -18,7 +18,7 @@ from kubesched.config import KubeSchedulerConfiguration
 from kubesched.framework.registry import Registry
 from kubesched.objects.pod import Pod
 from kubesched.sim.simulator import Simulator
-from kubesched.sim.workloads import make_nodes, make_pods
+from kubesched.sim.workloads import make_cluster, make_pods
 
 
 @dataclass
@@ -74,9 +74,8 @@ def run_bench(
     ``columnar=False`` measures the per-node reference path instead of the node table.
     """
     started = time.perf_counter()
-    sim = Simulator(
-        make_nodes(nodes), (), every_node_config(config), registry, seed=seed, columnar=columnar
-    )
+    cluster = make_cluster(workload, nodes)
+    sim = Simulator(cluster, (), every_node_config(config), registry, seed=seed, columnar=columnar)
     sim.run(list(make_pods(workload, init_pods, "init")))
     measured = list(make_pods(workload, pods, "pod"))
     setup = time.perf_counter() - started
@@ -94,7 +93,7 @@ def run_bench(
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return BenchResult(
         workload=workload,
-        nodes=nodes,
+        nodes=len(cluster),
         init_pods=init_pods,
         pods=pods,
         scheduled=scheduled,

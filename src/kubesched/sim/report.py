@@ -86,7 +86,7 @@ def bench_text(data: dict[str, Any]) -> str:
         f"workload {data['workload']}: {data['nodes']} nodes, {data['init_pods']} initial pods, "
         f"{data['pods']} measured pods ({data['scheduled']} scheduled)\n"
         f"  {data['pods_per_second']} pods/s over {data['seconds']} s "
-        f"(every node evaluated)\n"
+        f"(percentageOfNodesToScore 100)\n"
         f"  per-pod latency p50 {data['p50_ms']} ms, p99 {data['p99_ms']} ms\n"
         f"  set-up {data['setup_seconds']} s, peak RSS {data['peak_rss_mb']} MiB\n"
     )

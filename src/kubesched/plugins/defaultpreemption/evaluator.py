@@ -206,7 +206,10 @@ class Evaluator:
         each node tried without success, and the errors met."""
         if not all_nodes:
             return [], NodeToStatus(), [NO_NODES_AVAILABLE]
-        potential = node_to_status.nodes_for_code(Code.UNSCHEDULABLE, list(all_nodes))
+        snapshot = self.handle.snapshot
+        # Positions in the snapshot let only the nodes with a status be looked at.
+        position = snapshot.position if all_nodes is snapshot.list() else None
+        potential = node_to_status.nodes_for_code(Code.UNSCHEDULABLE, all_nodes, position)
         if not potential:
             return [], NodeToStatus(), []
         pdbs = self.handle.cluster.pdbs()
