@@ -24,7 +24,7 @@ NOT_NAMED = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
 
 def pinned(name: str, node: str) -> Any:
     field = {"key": "metadata.name", "operator": "In", "values": [node]}
-    return make_pod(name).node_affinity_term([], [field])
+    return make_pod(name).container().node_affinity_term([], [field])
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -63,7 +63,7 @@ def test_daemonset_workload_pins_every_pod_to_the_named_node() -> None:
 def files(tmp_path: Path) -> tuple[Path, Path, Path]:
     """Four nodes with room for two pods each; n1 is full of higher-priority pods."""
     nodes = [make_node(f"n{i}").capacity(cpu="2", memory="4Gi", pods="2").dict() for i in range(4)]
-    occupants = [make_pod(f"occ{i}").node("n1").priority(100).dict() for i in range(2)]
+    occupants = [make_pod(f"occ{i}").container().node("n1").priority(100).dict() for i in range(2)]
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text(
         yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*nodes, *occupants]})
