@@ -355,12 +355,14 @@ def api(apiserver: ApiServerHandle) -> Iterator[kubernetes.client.ApiClient]:
         yield client
 
 
-def create_pod(api: kubernetes.client.ApiClient, body: dict[str, Any]) -> tuple[int, Any]:
+def create(
+    api: kubernetes.client.ApiClient, body: dict[str, Any], plural: str = "pods"
+) -> tuple[int, Any]:
     # The official client's own request path; its typed create_namespaced_pod would refuse
     # a container without a name before sending it (pydantic), so the body goes as it is.
     method, url, headers, data, _ = api.param_serialize(
         "POST",
-        "/api/v1/namespaces/default/pods",
+        f"/api/v1/namespaces/default/{plural}",
         header_params={"Content-Type": "application/json", "Accept": "application/json"},
         body=body,
         auth_settings=["BearerToken"],
@@ -374,7 +376,7 @@ def create_pod(api: kubernetes.client.ApiClient, body: dict[str, Any]) -> tuple[
 def test_api_server_and_loader_refuse_the_same_pods_with_the_same_messages(
     api: kubernetes.client.ApiClient, tmp_path: Path, raw: dict[str, Any], expected: str
 ) -> None:
-    status, body = create_pod(api, raw)
+    status, body = create(api, raw)
     assert status == 422
     server = [f"{c['field']}: {c['message']}" for c in body["details"]["causes"]]
 
@@ -389,7 +391,7 @@ def test_a_pod_both_accept_is_stored_and_loads(
     api: kubernetes.client.ApiClient, tmp_path: Path
 ) -> None:
     raw = pod("fine", ctr(resources=cpu("500m", "1")))
-    status, body = create_pod(api, raw)
+    status, body = create(api, raw)
     assert status == 201, body
     assert [p.key for p in load_objects(write(tmp_path / "pods.yaml", raw)).pods] == [
         "default/fine"
@@ -415,4 +417,23 @@ def test_a_nul_byte_in_a_cluster_or_config_file_is_one_line_not_a_traceback(
     assert capsys.readouterr().err == (
         f"{config}: invalid YAML: position 75: unacceptable character #x0000: special "
         "characters are not allowed\n"
+    )
+
+
+def test_a_service_whose_ports_are_not_a_list_is_a_decode_error_for_both(
+    api: kubernetes.client.ApiClient, tmp_path: Path
+) -> None:
+    raw = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": 5}}
+    detail = (
+        "json: cannot unmarshal number into Go struct field ServiceSpec.spec.ports of type "
+        "[]v1.ServicePort"
+    )
+    status, body = create(api, raw, "services")
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"] == f'Service in version "v1" cannot be handled as a Service: {detail}'
+    path = write(tmp_path / "cluster.yaml", raw)
+    with pytest.raises(InputError) as caught:
+        load_objects(path)
+    assert caught.value.problems == (
+        f'{path}: Service "default/s": cannot be handled as a Service: {detail}',
     )

@@ -158,7 +158,20 @@ TYPES.update(
             "selector": Shape("object", "*v1.LabelSelector", "LabelSelector")
         },
         "Service": _root("ServiceSpec", "v1.ServiceSpec"),
-        "ServiceSpec": {"selector": _STRING_MAP},
+        "ServiceSpec": {
+            "selector": _STRING_MAP,
+            "ports": Shape("array", "[]v1.ServicePort", "ServicePort"),
+            "type": _s(),
+            "clusterIP": _s(),
+            "externalName": _s(),
+            "sessionAffinity": _s(),
+        },
+        "ServicePort": {
+            "name": _s(),
+            "protocol": _s(),
+            "port": Shape("integer", "int32"),
+            "nodePort": Shape("integer", "int32"),
+        },
         "PriorityClass": {**_root(), "value": Shape("integer", "int32")},
         "ConfigMap": {
             **_root(),
