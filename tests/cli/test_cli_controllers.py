@@ -79,7 +79,13 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
         finally:
             out = _stop(proc)
             api.close()
-    assert "controllers running: disruption-controller, kubelet" in out
+    running = next(line for line in out.splitlines() if line.startswith("controllers running:"))
+    assert running.split(": ")[1].split(", ") == [
+        "disruption-controller",
+        "kubelet",
+        "pod-garbage-collector-controller",
+        "serviceaccount-controller",
+    ]
     assert "kubesched controllers stopped" in out
 
 

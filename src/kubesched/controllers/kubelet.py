@@ -30,11 +30,9 @@ what is due and when (KWOK's stages), then does it from a worker:
   ownerReference to the Node), keeping the last lease it wrote
   and reading it again only after a conflict, as the kubelet's lease controller does. When
   a node goes, its lease is deleted (the garbage collector's job upstream).
-* **Deleted nodes.** As the pod GC controller's ``gcOrphaned`` does when a node no longer
-  exists (after ``gc_delay`` seconds instead of upstream's 40 s quarantine, and only if
-  the node has not come back): each pod bound to it that is not Succeeded/Failed is first
-  marked Failed with the condition DisruptionTarget (reason DeletionByPodGC), then deleted
-  with grace period 0. Only nodes deleted while the kubelet runs are collected.
+
+The pods of a deleted node are the pod garbage collector's
+(:mod:`kubesched.controllers.podgc`), as upstream.
 
 Status is written with a merge patch of ``/status`` that carries the resourceVersion read
 (optimistic concurrency); on a conflict the pod is read again and the step re-decided, up
@@ -88,7 +86,6 @@ LEASE_NAMESPACE = "kube-node-lease"
 CONFLICT_RETRIES = 5
 #: Seconds between two questions to "may start" hooks that said no.
 MAY_START_RETRY = 1.0
-_TERMINAL = ("Succeeded", "Failed")
 
 #: A "may start" hook: given a pod about to start, None to let it start, or the reason
 #: it must wait (volumes not bound, device claims not reserved...).
@@ -146,7 +143,6 @@ class Kubelet:
         pods: Informer[RawObject],
         run_delay: float = 0.5,
         stop_delay: float = 0.1,
-        gc_delay: float = 0.1,
         lease_interval: float = 10.0,
         pod_run_seconds: float = 5.0,
         workers: int = 32,
@@ -157,7 +153,6 @@ class Kubelet:
         self.pod_informer = pods
         self.run_delay = run_delay
         self.stop_delay = stop_delay
-        self.gc_delay = gc_delay
         self.lease_interval = lease_interval
         self.pod_run_seconds = pod_run_seconds
         self.workers = max(workers, 1)
@@ -252,7 +247,6 @@ class Kubelet:
         if gone is None:
             return
         self._spawn(self._delete_lease(gone))
-        self._spawn(self._collect_orphans(gone.name))
 
     # -- leases -------------------------------------------------------------------------
 
@@ -326,26 +320,6 @@ class Kubelet:
             if any(o.get("kind") == "Node" and o.get("uid") == node.uid for o in owners):
                 uid = str(lease["metadata"].get("uid", ""))
                 await self.client.delete(LEASES, node.name, LEASE_NAMESPACE, uid=uid)
-
-    # -- pod GC -------------------------------------------------------------------------
-
-    async def _collect_orphans(self, node: str) -> None:
-        await asyncio.sleep(self.gc_delay)
-        if self.node_informer.get(node) is not None:
-            return  # it came back
-        for key in sorted(self._pods_on.get(node, ())):
-            pod = self.pod_informer.get(key)
-            if pod is None:
-                continue
-            meta = pod["metadata"]
-            try:
-                if (pod.get("status") or {}).get("phase") not in _TERMINAL:
-                    await self._write_status(key, pod, lambda p: _gc_status(p, node))
-                await self.client.delete(
-                    PODS, meta["name"], meta.get("namespace"), 0, uid=str(meta.get("uid", ""))
-                )
-            except KubeError as exc:
-                log.warning("kubelet: collecting pod %s of deleted node %s: %s", key, node, exc)
 
     # -- pods ---------------------------------------------------------------------------
 
@@ -573,14 +547,6 @@ def _micro() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _gc_status(pod: RawObject, node: str) -> RawObject | None:
-    if (pod.get("status") or {}).get("phase") in _TERMINAL:
-        return None
-    if (pod.get("spec") or {}).get("nodeName") != node:
-        return None
-    return podstatus.failed_by_pod_gc(pod)
-
-
 def start_kubelet(ctx: ControllerContext) -> Kubelet:
     """The kubelet's init function for the controller manager."""
     opts = ctx.options
@@ -590,7 +556,6 @@ def start_kubelet(ctx: ControllerContext) -> Kubelet:
         ctx.informers.informer(PODS),
         run_delay=opts.run_delay,
         stop_delay=opts.stop_delay,
-        gc_delay=opts.gc_delay,
         lease_interval=opts.node_lease_interval,
         pod_run_seconds=opts.pod_run_seconds,
         workers=opts.kubelet_workers,

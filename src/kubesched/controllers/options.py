@@ -28,8 +28,14 @@ class ControllerOptions:
     run_delay: float = 0.5
     #: kubelet: a pod being deleted on a simulated node goes this long after.
     stop_delay: float = 0.1
-    #: kubelet: the pods of a deleted simulated node are collected this long after.
+    #: pod-garbage-collector: how long a node pods are bound to must stay missing before
+    #: its pods are collected (upstream's quarantine: 40 s).
     gc_delay: float = 0.1
+    #: pod-garbage-collector: seconds between passes (upstream's gcCheckPeriod).
+    pod_gc_interval: float = 20.0
+    #: pod-garbage-collector: terminated pods kept before the oldest are deleted
+    #: (``--terminated-pod-gc-threshold``; 0 keeps them all).
+    terminated_pod_gc_threshold: int = 12500
     #: kubelet: node lease renewal period (kubelet: 10 s); 0 keeps no leases at all.
     node_lease_interval: float = 10.0
     #: kubelet: how long a container of a Never / OnFailure pod runs unless the pod's

@@ -4,7 +4,7 @@ the server must serve for it."""
 
 from __future__ import annotations
 
-from kubesched.controllers import disruption, kubelet, serviceaccount
+from kubesched.controllers import disruption, kubelet, podgc, serviceaccount
 from kubesched.controllers.manager import ControllerDescriptor
 from kubesched.kube.resources import (
     NAMESPACES,
@@ -21,6 +21,7 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
     ControllerDescriptor(
         disruption.NAME, disruption.start_disruption_controller, (PODS, POD_DISRUPTION_BUDGETS)
     ),
+    ControllerDescriptor(podgc.NAME, podgc.start, (PODS, NODES)),
     ControllerDescriptor(serviceaccount.NAME, serviceaccount.start, (NAMESPACES, SERVICE_ACCOUNTS)),
 )
 
