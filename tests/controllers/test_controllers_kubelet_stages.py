@@ -207,3 +207,31 @@ def test_finished_pods_are_deleted_promptly(core: client.CoreV1Api) -> None:
         return "done" not in {p.metadata.name for p in core.list_namespaced_pod("default").items}
 
     _wait(gone, timeout=5)
+
+
+def test_readiness_gates_hold_ready_until_their_condition_is_true(core: client.CoreV1Api) -> None:
+    pod = _pod("gated", None, {})
+    pod.spec.readiness_gates = [client.V1PodReadinessGate(condition_type="example.com/lb")]
+    core.create_namespaced_pod("default", pod)
+
+    def ready() -> client.V1PodCondition | None:
+        got = core.read_namespaced_pod("gated", "default")
+        if got.status.phase != "Running":
+            return None
+        return next(c for c in got.status.conditions if c.type == "Ready")
+
+    condition = _wait(ready)
+    assert (condition.status, condition.reason, condition.message) == (
+        "False",
+        "ReadinessGatesNotReady",
+        'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+    )
+    gate = {"type": "example.com/lb", "status": "True"}
+    core.patch_namespaced_pod_status("gated", "default", {"status": {"conditions": [gate]}})
+    _wait(lambda: (c := ready()) is not None and c.status == "True")
+    gate["status"] = "False"
+    core.patch_namespaced_pod_status("gated", "default", {"status": {"conditions": [gate]}})
+    condition = _wait(lambda: (c := ready()) is not None and c.status == "False" and c)
+    assert condition.message == (
+        'the status of pod readiness gate "example.com/lb" is not "True", but False'
+    )

@@ -12,6 +12,8 @@ what is due and when (KWOK's stages), then does it from a worker:
   agrees (:data:`MayStart`; a refusal is asked again every second): the status of
   :func:`~kubesched.controllers.podstatus.running`, with a pod IP from the node's
   ``spec.podCIDR`` (the node's address for ``hostNetwork`` pods).
+  A pod with readiness gates is Ready once their conditions are True (ReadinessGatesNotReady
+  until then), and follows them while it runs.
 * **pod-complete.** Containers run ``run-seconds`` (the annotation
   :data:`RUN_SECONDS_ANNOTATION`; else ``pod_run_seconds`` for restartPolicy Never and
   OnFailure pods, and forever for Always pods) from their start, then exit with the code
@@ -379,6 +381,8 @@ class Kubelet:
         self._since.pop(key, None)
         if phase != "Running":
             return None
+        if spec.get("readinessGates") and podstatus.ready_changed(pod) is not None:
+            return "ready", time.time()
         seconds = self._run_seconds(key, pod)
         started = podstatus.container_started_at(pod)
         if seconds is None or started is None:
@@ -504,6 +508,8 @@ class Kubelet:
                 if ip:
                     self._ips[key] = (node.name, ip)
             return podstatus.running(pod, node.host_ip, ip)
+        if action == "ready":
+            return podstatus.ready_changed(pod)
         if action == "exit":
             code = self._exit_code(key, pod)
             policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"

@@ -4,6 +4,8 @@
   the conditions PodReadyToStartContainers, Initialized, Ready, ContainersReady (True)
   and PodScheduled, ``hostIP(s)``, ``podIP(s)``, ``startTime``, running container
   statuses (init containers terminated, Completed).
+  Ready is True unless a readiness gate's condition is missing or not True
+  (:func:`ready_changed` follows the gates afterwards).
 * :func:`terminated` — every container exited: phase Succeeded (all exit codes 0) or
   Failed, each container ``terminated`` with reason Completed (0) or Error and its
   exitCode, Ready / ContainersReady False with reason PodCompleted or PodFailed,
@@ -28,6 +30,7 @@ __all__ = [
     "container_started_at",
     "failed_by_pod_gc",
     "now",
+    "ready_changed",
     "restarted",
     "running",
     "terminated",
@@ -115,9 +118,9 @@ def running(pod: RawObject, host_ip: str, pod_ip: str) -> RawObject:
     stamp = now()
     status = _status_copy(pod)
     status["phase"] = "Running"
-    status["conditions"] = _conditions(
-        status, [_condition(kind, "True", stamp) for kind in _READY_KINDS], stamp
-    )
+    wanted = [_condition(kind, "True", stamp) for kind in _READY_KINDS]
+    wanted[2] = _ready(pod, status, stamp)
+    status["conditions"] = _conditions(status, wanted, stamp)
     if host_ip:
         status["hostIP"] = host_ip
         status["hostIPs"] = [{"ip": host_ip}]
@@ -139,6 +142,53 @@ def running(pod: RawObject, host_ip: str, pod_ip: str) -> RawObject:
     status["containerStatuses"] = _statuses(
         pod, "containers", {"running": {"startedAt": stamp}}, True
     )
+    return status
+
+
+def _ready(pod: RawObject, status: RawObject, stamp: str) -> RawObject:
+    """The Ready condition of a pod whose containers are ready: True unless a readiness
+    gate's condition is missing or not True (``GeneratePodReadyCondition``)."""
+    conditions = {c.get("type"): c for c in status.get("conditions") or () if isinstance(c, dict)}
+    unready = []
+    for gate in (pod.get("spec") or {}).get("readinessGates") or ():
+        kind = str((gate or {}).get("conditionType", ""))
+        cond = conditions.get(kind)
+        if cond is None:
+            unready.append(
+                f'corresponding condition of pod readiness gate "{kind}" does not exist.'
+            )
+        elif cond.get("status") != "True":
+            unready.append(
+                f'the status of pod readiness gate "{kind}" is not "True", but {cond.get("status")}'
+            )
+    if not unready:
+        return _condition("Ready", "True", stamp)
+    ready = _condition("Ready", "False", stamp, "ReadinessGatesNotReady")
+    ready["message"] = ", ".join(unready)
+    return ready
+
+
+def ready_changed(pod: RawObject) -> RawObject | None:
+    """For a running pod with readiness gates: its status with the Ready condition its
+    gates now give, or None if Ready already says that."""
+    if not (pod.get("spec") or {}).get("readinessGates"):
+        return None
+    status = _status_copy(pod)
+    stamp = now()
+    ready = _ready(pod, status, stamp)
+    conditions = [c for c in status.get("conditions") or () if isinstance(c, dict)]
+    for i, cond in enumerate(conditions):
+        if cond.get("type") == "Ready":
+            same = all(cond.get(k) == ready.get(k) for k in ("status", "reason", "message"))
+            if same:
+                return None
+            if cond.get("status") == ready["status"]:
+                ready["lastTransitionTime"] = cond.get("lastTransitionTime", stamp)
+            conditions[i] = ready
+            break
+    else:
+        conditions.append(ready)
+    status["conditions"] = conditions
     return status
 
 
