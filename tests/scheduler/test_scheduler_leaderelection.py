@@ -346,3 +346,80 @@ def test_invalid_durations_are_refused() -> None:
         LeaderElector(FakeLeases(), settings(lease=1.0, renew=1.0))
     with pytest.raises(ValueError, match="renewDeadline"):
         LeaderElector(FakeLeases(), settings(lease=1.0, renew=0.5, retry=0.5))
+
+
+def test_a_leader_renews_with_one_write_and_falls_back_to_a_read_on_conflict(
+    apiserver: ApiServerHandle,
+) -> None:
+    """client-go's fast path: while its record is valid, a leader writes over the Lease it
+    last wrote; when someone else changed it meanwhile, the 409 sends it to read first."""
+
+    async def main() -> None:
+        async with live(apiserver) as client, live(apiserver) as other:
+            config = settings()
+            elector = LeaderElector(client, config)
+            task = asyncio.create_task(elector.run())
+            await until(lambda: elector.leading.is_set())
+            before = dict(client.requests)
+            await asyncio.sleep(5 * RETRY)
+            gets = client.requests["get", "leases", "200"] - before.get(("get", "leases", "200"), 0)
+            puts = client.requests["update", "leases", "200"] - before.get(
+                ("update", "leases", "200"), 0
+            )
+            assert puts >= 3 and gets == 0
+
+            # Another writer touches the Lease (its holder unchanged): the next optimistic
+            # write conflicts, the slow path reads and renews, and we still lead.
+            lease = await other.get_lease(config.resource_namespace, config.resource_name)
+            lease["metadata"].setdefault("labels", {})["touched"] = "yes"
+            await other.update_lease(lease)
+            await until(lambda: client.requests["update", "leases", "409"] >= 1)
+            renewed = client.requests["update", "leases", "200"]
+            await until(lambda: client.requests["update", "leases", "200"] > renewed)
+            assert elector.is_leader and elector.leading.is_set() and not elector.lost
+            assert client.requests["get", "leases", "200"] > before.get(("get", "leases", "200"), 0)
+            elector.stop()
+            await task
+
+    asyncio.run(asyncio.wait_for(main(), 10.0))
+
+
+def test_the_health_check_fails_a_leader_whose_record_is_older_than_lease_plus_tolerance(
+    apiserver: ApiServerHandle,
+) -> None:
+    """client-go's ``Check``: only a replica that believes it leads, and whose last renewal
+    (by its own clock) is older than leaseDuration + the tolerance, fails."""
+
+    async def main() -> None:
+        async with live(apiserver) as client:
+            config = settings()
+            offset = [0.0]
+
+            def clock() -> float:
+                return time.monotonic() + offset[0]
+
+            leader = LeaderElector(client, config, clock=clock, release_on_cancel=False)
+            standby = LeaderElector(client, config, clock=clock)
+            leader_task = asyncio.create_task(leader.run())
+            await until(lambda: leader.leading.is_set())
+            standby_task = asyncio.create_task(standby.run())
+            await until(lambda: standby.leader == leader.identity)
+            assert leader.check(20.0) is None and standby.check(20.0) is None
+            # With no tolerance at all, a leader would fail; a standby is not concerned.
+            assert leader.check(-1000.0) is not None and standby.check(-1000.0) is None
+
+            # The leader stops renewing but still believes it leads (a wedged loop).
+            leader_task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await leader_task
+            assert leader.is_leader
+            offset[0] = LEASE + 19.0
+            assert leader.check(20.0) is None
+            offset[0] = LEASE + 21.0
+            assert leader.check(20.0) == (
+                f"failed election to renew leadership on lease {config.resource_name}"
+            )
+            standby.stop()
+            await standby_task
+
+    asyncio.run(asyncio.wait_for(main(), 10.0))

@@ -21,7 +21,7 @@ from kubesched.kube import Client, load_kubeconfig
 from kubesched.kube.resources import NODES, PODS
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.cli import scheduler_config
-from kubesched.scheduler.scheduler import Scheduler
+from kubesched.scheduler.scheduler import LEADER_ELECTION_NAME, Scheduler
 
 __all__ = ["apiserver"]  # the fixture, re-exported for pytest
 
@@ -56,10 +56,19 @@ def test_only_the_lease_holder_schedules_and_the_other_takes_over(
             await client.create(PODS.raw, make_pod("first").raw)
             assert await until(lambda: bound(client, "first")) == "n1"
             assert follower.elector is not None and not follower.elector.is_leader
+            # A dashboard tells them apart; both are healthy.
+            assert master_status(leader) == 1 and master_status(follower) == 0
+            assert leader.health_problems() == [] and follower.health_problems() == []
+            # Renewals and events went through clients of their own.
+            assert leader.clients["leader-election"].requests["update", "leases", "200"] > 0
+            assert leader.clients["events"].requests["create", "events", "201"] > 0
+            assert not any(r == "leases" for _, r, _ in leader.clients["scheduler"].requests)
 
             leader.stop()
             await tasks[replicas.index(leader)]
             await until(lambda: follower.elector is not None and follower.elector.is_leader)
+            assert master_status(leader) == 0
+            await until(lambda: master_status(follower) == 1)
             await client.create(PODS.raw, make_pod("second").raw)
             assert await until(lambda: bound(client, "second")) == "n1"
 
@@ -68,6 +77,13 @@ def test_only_the_lease_holder_schedules_and_the_other_takes_over(
             assert not leader.leadership_lost and not follower.leadership_lost
 
     asyncio.run(asyncio.wait_for(main(), 15.0))
+
+
+def master_status(scheduler: Scheduler) -> float:
+    """``leader_election_master_status{name="kube-scheduler"}`` as /metrics shows it."""
+    line = f'leader_election_master_status{{name="{LEADER_ELECTION_NAME}"}} '
+    [sample] = [x for x in scheduler.metrics.render().splitlines() if x.startswith(line)]
+    return float(sample.split()[-1])
 
 
 async def bound(client: Client, name: str) -> str:

@@ -7,13 +7,19 @@ the scheduler's writes: :meth:`Client.bind`, :meth:`Client.create_event`,
 :class:`~kubesched.kube.resources.Resource` given (compact ``objects`` types or dicts).
 
 Every request waits for the token bucket first (``qps``/``burst``), as client-go does.
-Failures are :mod:`kubesched.kube.errors`; aiohttp's exceptions never escape.
+:meth:`Client.derive` makes a second client to the same server with a bucket and
+connections of its own (client-go's ``NewForConfig`` on a copy of the rest config), so
+that one kind of traffic cannot starve another: the scheduler's events and its leader
+election each get one. Each client counts its requests by verb, resource and status code
+(:attr:`Client.requests`). Failures are :mod:`kubesched.kube.errors`; aiohttp's
+exceptions never escape.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
@@ -33,6 +39,7 @@ from kubesched.kube.errors import (
 )
 from kubesched.kube.http import HttpPool
 from kubesched.kube.ratelimit import TokenBucket
+from kubesched.kube.requestinfo import request_info
 from kubesched.kube.resources import EVENTS, LEASES, PODS, RawObject, Resource
 
 __all__ = ["Client", "ObjectList", "PatchType"]
@@ -47,6 +54,8 @@ _PATCH_MEDIA = {
 _JSON = "application/json"
 #: The longest Retry-After we honour before retrying (client-go caps waits likewise).
 MAX_RETRY_AFTER = 10.0
+#: The ``code`` of a request that got no HTTP answer (client-go's rest_client metrics).
+NO_ANSWER = "<error>"
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,23 @@ class Client:
         self._session_lock = asyncio.Lock()
         #: Plain calls go through the lean pool; watches through aiohttp's session.
         self._pool: HttpPool | None = None
+        #: Requests sent, by ``(verb, resource, code)``: ``("create", "pods/binding",
+        #: "201")``; ``code`` is :data:`NO_ANSWER` when no answer came. Retries count.
+        self.requests: Counter[tuple[str, str, str]] = Counter()
+
+    def derive(self, user_agent: str = "", timeout: float | None = None) -> Client:
+        """A new client to the same server with the same limits but its own token bucket
+        and connections (client-go's ``NewForConfig`` on a copy of the rest config).
+        **user_agent**: appended to ours after a ``/`` (``rest.AddUserAgent``);
+        **timeout**: its own per-request timeout."""
+        return Client(
+            self.config,
+            qps=self.limiter.qps,
+            burst=self.limiter.burst,
+            timeout=self.timeout if timeout is None else timeout,
+            user_agent=f"{self.user_agent}/{user_agent}" if user_agent else self.user_agent,
+            max_retries=self.max_retries,
+        )
 
     async def __aenter__(self) -> Client:
         return self
@@ -175,13 +201,16 @@ class Client:
             headers["Content-Type"] = content_type
         what = f"{method} {self.config.server}{path}"
         target = f"{path}?{urlencode(params)}" if params else path
+        verb, resource = request_info(method, path, params)
         try:
             pool = await self._get_pool()
             status, answer_headers, raw = await pool.request(
                 method, target, headers, data, self.timeout
             )
         except (TimeoutError, OSError, ValueError) as exc:
+            self.requests[verb, resource, NO_ANSWER] += 1
             raise translate(exc, what) from exc
+        self.requests[verb, resource, str(status)] += 1
         retry_after = _seconds(answer_headers.get("retry-after"))
         return _decode_answer(status, raw, method, f"{self.config.server}{path}", retry_after)
 
@@ -217,8 +246,11 @@ class Client:
         timeout = aiohttp.ClientTimeout(
             total=None, connect=self.timeout, sock_read=timeout_seconds + 30
         )
+        counted = False
         try:
             async with session.get(path, params=params, headers=headers, timeout=timeout) as resp:
+                self.requests["watch", resource.plural, str(resp.status)] += 1
+                counted = True
                 if resp.status >= 300:
                     raw = await resp.read()
                     _decode_answer(resp.status, raw, "WATCH", f"{self.config.server}{path}")
@@ -232,6 +264,8 @@ class Client:
                 if buffer.strip():
                     yield _event(buffer, what)
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            if not counted:
+                self.requests["watch", resource.plural, NO_ANSWER] += 1
             raise translate(exc, what) from exc
 
     # --- generic verbs --------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 ``main(argv)`` parses ``[--config FILE] [--kubeconfig FILE] [--master URL]``, connects
 with the configuration's clientConnection QPS and burst, and schedules until SIGTERM or
-SIGINT; in-flight bindings finish before it exits. Without ``--config`` it runs one
-default profile named ``kubesched``, so that it never takes kube-scheduler's pods by
-accident. ``/healthz``, ``/readyz`` and ``/metrics`` are served on
+SIGINT: it stops taking pods, gives in-flight bindings a few seconds
+(``SHUTDOWN_GRACE``), releases the Lease when it leads, and exits 0. A lost Lease exits 1,
+as kube-scheduler does. Without ``--config`` it runs one default profile named
+``kubesched``, so that it never takes kube-scheduler's pods by accident. ``/healthz``,
+``/readyz`` and ``/metrics`` are served on
 ``--bind-address``:``--secure-port`` (default 0.0.0.0:10259, kube-scheduler's port number,
 but plain HTTP without authentication; ``--secure-port 0`` turns them off, as upstream).
 """

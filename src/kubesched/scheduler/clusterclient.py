@@ -24,13 +24,14 @@ import contextvars
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 from kubesched.kube import Client, NotFound
 from kubesched.kube.resources import PODS
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.events import EventBroadcaster
 
-__all__ = ["LiveClusterClient", "PendingWrites"]
+__all__ = ["LiveClusterClient", "PendingWrites", "finish_tasks"]
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +89,14 @@ class LiveClusterClient:
                 failures.append(f"{what}: {result}")
         return failures
 
-    async def drain(self) -> None:
-        """Wait for the background writes started outside a collection."""
-        while self._background:
-            await asyncio.gather(*tuple(self._background), return_exceptions=True)
+    async def drain(self, deadline: float | None = None) -> None:
+        """Wait for the background writes started outside a collection; those still
+        running at ``deadline`` (the loop's clock) are cancelled."""
+        if deadline is None:
+            while self._background:
+                await asyncio.gather(*tuple(self._background), return_exceptions=True)
+            return
+        await finish_tasks(self._background, deadline)
 
     def _submit(self, what: str, make: Callable[[], Awaitable[object]]) -> None:
         pending = self._pending.get()
@@ -168,6 +173,21 @@ class LiveClusterClient:
             f'setting nominatedNodeName of pod "{pod.key}"',
             lambda: self.client.patch_pod_status(pod.namespace, pod.name, patch, "merge"),
         )
+
+
+async def finish_tasks(tasks: set[asyncio.Task[Any]], deadline: float) -> None:
+    """Wait for ``tasks``, a set their done callbacks shrink (tasks added meanwhile
+    included), until ``deadline`` (the loop's clock); then cancel what is left."""
+    loop = asyncio.get_running_loop()
+    while tasks:
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            log.warning("shutdown: %d write(s) still running cancelled", len(tasks))
+            for task in tuple(tasks):
+                task.cancel()
+            await asyncio.gather(*tuple(tasks), return_exceptions=True)
+            return
+        await asyncio.wait(tuple(tasks), timeout=remaining)
 
 
 def pod_reference(pod: Pod) -> dict[str, str]:

@@ -4,13 +4,15 @@ Upstream serves these on the secure port 10259 over HTTPS with delegated authn/a
 kubesched serves them on the same port number over **plain HTTP** without authentication
 (put it behind a network policy, or bind it to 127.0.0.1 with ``--bind-address``).
 
-- ``/healthz``: 200 ``ok`` while the scheduler's run loop is alive (started, not stopped),
-  else 503. Upstream's healthz also holds the leader election watchdog, which only fails
-  for a leader whose renewals are overdue; kubesched's leader steps down (and exits) when
-  its renewals fail instead, so the loop check covers it.
+- ``/healthz``: 200 ``ok`` while the scheduler's run loop is alive (started, not stopped)
+  and, with leader election, the leader election check passes (client-go's
+  ``HealthzAdaptor``, which kube-scheduler wires with a 20 s tolerance: it fails only for a
+  replica that believes it leads but has not renewed for leaseDuration + 20 s, a stuck
+  renewal loop that should have made it step down); else 503 naming the failed check.
 - ``/readyz``: 200 ``ok`` once every informer has synced (upstream's ``sched-handler-sync``
-  check), **whether or not this replica leads**: a standby replica is ready, as upstream's
-  watchdog passes for non-leaders. 503 before the sync and after stop.
+  check) and the leader election check passes, **whether or not this replica leads**: a
+  standby replica is ready, as upstream's watchdog passes for non-leaders. 503 before the
+  sync and after stop.
 - ``/metrics``: the Prometheus text exposition of :mod:`kubesched.scheduler.metrics`.
 """
 
@@ -40,14 +42,20 @@ def make_app(scheduler: Scheduler) -> web.Application:
     """The aiohttp application serving ``scheduler``'s endpoints."""
 
     async def healthz(_: web.Request) -> web.Response:
-        if scheduler.alive:
-            return web.Response(text="ok")
-        return web.Response(status=503, text="scheduler loop not running")
+        if not scheduler.alive:
+            return web.Response(status=503, text="scheduler loop not running")
+        problems = scheduler.health_problems()
+        if problems:
+            return web.Response(status=503, text="\n".join(problems))
+        return web.Response(text="ok")
 
     async def readyz(_: web.Request) -> web.Response:
-        if scheduler.alive and scheduler.synced:
-            return web.Response(text="ok")
-        return web.Response(status=503, text="informers not synced")
+        if not (scheduler.alive and scheduler.synced):
+            return web.Response(status=503, text="informers not synced")
+        problems = scheduler.health_problems()
+        if problems:
+            return web.Response(status=503, text="\n".join(problems))
+        return web.Response(text="ok")
 
     async def metrics(_: web.Request) -> web.Response:
         body = scheduler.metrics.render().encode()

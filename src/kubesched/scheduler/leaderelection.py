@@ -10,7 +10,10 @@ and binds. :class:`LeaderElector` follows client-go's algorithm step by step:
   clock, so clock skew between machines does not matter). A takeover increments
   ``leaseTransitions``.
 - **renew**: while leading, rewrite ``renewTime`` every ``retryPeriod``; when no renewal
-  succeeded for ``renewDeadline``, leadership is lost (``on_stopped_leading``).
+  succeeded for ``renewDeadline``, leadership is lost (``on_stopped_leading``). While its
+  record is valid, a leader writes over the Lease it last wrote without reading it first
+  (client-go's optimistic fast path: one request a renewal); a failed write falls back to
+  read-then-write.
 - **release** (client-go's ``ReleaseOnCancel``): on :meth:`LeaderElector.stop` or
   cancellation, a leader clears ``holderIdentity`` and sets ``leaseDurationSeconds`` to 1,
   so that another replica takes over at once instead of after a whole lease duration.
@@ -216,6 +219,18 @@ class LeaderElector:
         """End :meth:`run` (releasing the Lease if leading); safe from signal handlers."""
         self._stopped.set()
 
+    def check(self, max_tolerable_expired: float) -> str | None:
+        """client-go's ``Check``, the health check of a leader: a message when this
+        replica believes it leads but its record is older than leaseDuration +
+        ``max_tolerable_expired`` seconds (it should have stepped down long ago: a stuck
+        renewal loop), else None. A standby always passes."""
+        if not self.is_leader:
+            return None
+        age = self._clock() - self._observed_time
+        if age > self.config.lease_duration_seconds + max_tolerable_expired:
+            return f"failed election to renew leadership on lease {self.name}"
+        return None
+
     async def run(self) -> None:
         """Acquire, then renew until leadership is lost or :meth:`stop` is called."""
         try:
@@ -324,6 +339,32 @@ class LeaderElector:
 
     async def _try_acquire_or_renew(self) -> bool:
         """client-go's ``tryAcquireOrRenew``: True if we hold the Lease afterwards."""
+        if self.is_leader and self._lease is not None and self._lease_valid():
+            # The fast path: a leader whose record is still valid renews on the Lease it
+            # last wrote, one request instead of a read and a write. A Conflict or any
+            # other failure falls back to the read below.
+            now = format_micro_time(self._wall_clock())
+            old = self._observed
+            record = LeaseRecord(
+                self.identity,
+                self.lease_seconds,
+                old.acquire_time or now,
+                now,
+                old.lease_transitions,
+            )
+            try:
+                updated = await self.client.update_lease(self._with_record(self._lease, record))
+            except KubeError as err:
+                log.warning(
+                    "%s: failed to update lease %s/%s optimistically: %s, falling back to "
+                    "slow path",
+                    self.identity,
+                    *self._key,
+                    err,
+                )
+            else:
+                self._observe(updated, LeaseRecord.from_lease(updated))
+                return True
         now = format_micro_time(self._wall_clock())
         record = LeaseRecord(
             holder_identity=self.identity,
@@ -388,6 +429,10 @@ class LeaderElector:
         log.info("%s: released lease %s/%s", self.identity, *self._key)
 
     # --- helpers ----------------------------------------------------------------------
+
+    def _lease_valid(self) -> bool:
+        """Whether the record we saw last has not expired by our own clock."""
+        return self._observed_time + self._observed.lease_duration_seconds > self._clock()
 
     def _observe(self, lease: dict[str, Any], record: LeaseRecord) -> None:
         """Remember ``record`` and when we first saw it (client-go's observedTime)."""

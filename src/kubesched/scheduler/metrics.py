@@ -102,13 +102,21 @@ class _Metric:
 
 
 class Counter(_Metric):
-    """A monotonically increasing count per label set."""
+    """A monotonically increasing count per label set; counts kept elsewhere (an API
+    client's) are read from ``source`` at scrape time."""
 
     kind = "counter"
 
-    def __init__(self, name: str, help_text: str, label_names: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        name: str,
+        help_text: str,
+        label_names: Sequence[str] = (),
+        source: Callable[[], Mapping[tuple[str, ...], float]] | None = None,
+    ) -> None:
         super().__init__(name, help_text, label_names)
         self.values: dict[tuple[str, ...], float] = {}
+        self.source = source
 
     def inc(self, *labels: str, amount: float = 1.0) -> None:
         if amount < 0:
@@ -120,9 +128,11 @@ class Counter(_Metric):
         return self.values.get(self._key(labels), 0.0)
 
     def samples(self) -> Iterable[str]:
-        for key in sorted(self.values):
-            value = format_value(self.values[key])
-            yield f"{self.name}{_labels(self.label_names, key)} {value}"
+        values = dict(self.values)
+        if self.source is not None:
+            values.update({self._key(k): v for k, v in self.source().items()})
+        for key in sorted(values):
+            yield f"{self.name}{_labels(self.label_names, key)} {format_value(values[key])}"
 
 
 class Gauge(_Metric):
@@ -352,6 +362,32 @@ class SchedulerMetrics:
                 "increment the gauge for all plugins that caused it to not schedule and so "
                 "this metric have meaning only when broken down by plugin.",
                 ("plugin", "profile"),
+            )
+        )
+        # client-go's metrics, as kube-scheduler exposes them.
+        self.leader_status = r.register(
+            Gauge(
+                "leader_election_master_status",
+                "Gauge of if the reporting system is master of the relevant lease, 0 "
+                "indicates backup, 1 indicates master. 'name' is the string used to identify "
+                "the lease. Please make sure to group by name.",
+                ("name",),
+            )
+        )
+        self.rest_client_requests = r.register(
+            Counter(
+                "rest_client_requests_total",
+                "Number of HTTP requests, partitioned by status code, method, and host.",
+                ("code", "method", "host"),
+            )
+        )
+        # kubesched's: the same requests by what they do, per client.
+        self.api_requests = r.register(
+            Counter(
+                "kubesched_api_requests_total",
+                "API requests sent by the scheduler's clients (scheduler, events, "
+                "leader-election), by verb, resource and HTTP status code.",
+                ("client", "verb", "resource", "code"),
             )
         )
 

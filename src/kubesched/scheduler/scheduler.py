@@ -9,9 +9,16 @@ Data flow (ARCHITECTURE.md, "Data flow in the live scheduler")::
 Metrics are recorded in :attr:`Scheduler.metrics` (``scheduler/metrics.py``): the
 frameworks, the queue and the cache report to it. Assumed pods expire only with a TTL
 (upstream's is 0: never); the cleanup loop checks every second. The health and metrics
-endpoints (``scheduler/endpoints.py``) read :attr:`Scheduler.alive` and
-:attr:`Scheduler.synced`. The configuration's ``extenders`` are called over HTTP
-(``extender.client_schedule.ExtenderSet``) by every profile.
+endpoints (``scheduler/endpoints.py``) read :attr:`Scheduler.alive`,
+:attr:`Scheduler.synced` and :meth:`Scheduler.health_problems`. The configuration's
+``extenders`` are called over HTTP (``extender.client_schedule.ExtenderSet``) by every
+profile.
+
+Three clients, as kube-scheduler has: the one given (informers, bindings, status
+patches), one derived for events (its own token bucket: a burst of FailedScheduling
+events cannot delay a binding), and the leader elector's, on a thread of its own
+(``scheduler/electionthread.py``). Shutdown is bounded: in-flight bindings get
+:data:`SHUTDOWN_GRACE` seconds, then are cancelled, and only then is the Lease released.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import logging
 import random
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.extender.client import RawStore
@@ -35,7 +43,8 @@ from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.cache import Cache
 from kubesched.scheduler.backend.queue import SchedulingQueue
-from kubesched.scheduler.clusterclient import LiveClusterClient
+from kubesched.scheduler.clusterclient import LiveClusterClient, finish_tasks
+from kubesched.scheduler.electionthread import ElectionThread
 from kubesched.scheduler.eventhandlers import EventHandlers
 from kubesched.scheduler.events import EventBroadcaster
 from kubesched.scheduler.leaderelection import LeaderElector
@@ -46,7 +55,9 @@ from kubesched.scheduler.schedule_one import schedule_one
 __all__ = [
     "CLEANUP_PERIOD",
     "DURATION_TO_EXPIRE_ASSUMED_POD",
+    "LEADER_ELECTION_NAME",
     "PLUGIN_METRICS_SAMPLE_PERCENT",
+    "SHUTDOWN_GRACE",
     "LoopTimers",
     "Scheduler",
 ]
@@ -58,8 +69,27 @@ DURATION_TO_EXPIRE_ASSUMED_POD = 0.0
 CLEANUP_PERIOD = 1.0
 #: Upstream's ``pluginMetricsSamplePercent``: the cycles whose plugins are timed.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
+#: Seconds that in-flight bindings and writes get to finish on shutdown before they are
+#: cancelled (kube-scheduler exits at once; finishing what was started spares the next
+#: leader a round of conflicts, waiting longer would only delay the hand-over).
+SHUTDOWN_GRACE = 3.0
+#: The ``name`` label of ``leader_election_master_status``: the component, as
+#: kube-scheduler's ``LeaderElectionConfig.Name``, whatever the Lease is called.
+LEADER_ELECTION_NAME = "kube-scheduler"
 
 log = logging.getLogger(__name__)
+
+#: The HTTP method of each verb (``rest_client_requests_total`` counts by method).
+_HTTP_METHODS = {
+    "get": "GET",
+    "list": "GET",
+    "watch": "GET",
+    "create": "POST",
+    "update": "PUT",
+    "patch": "PATCH",
+    "delete": "DELETE",
+    "deletecollection": "DELETE",
+}
 
 T = TypeVar("T")
 
@@ -96,8 +126,10 @@ class Scheduler:
         self.client = client
         self.sync_timeout = sync_timeout
         self.cluster_client = LiveClusterClient(client)
+        #: The events' own client (kube-scheduler's separate event client).
+        self.event_client = client.derive("events") if isinstance(client, Client) else client
         #: Scheduled / FailedScheduling / Preempted events, written in the background.
-        self.events = EventBroadcaster(client)
+        self.events = EventBroadcaster(self.event_client)
         self.cluster_client.events = self.events
         self.lister = InformerClusterLister(client)
         self.nominator = Nominator()
@@ -155,11 +187,26 @@ class Scheduler:
         self._stop_event = asyncio.Event()
         # Two replicas must never both bind: only the holder of the Lease schedules.
         election = config.leader_election
-        self.elector: LeaderElector | None = (
-            LeaderElector(client, election, on_stopped_leading=self._leadership_ended)
-            if election.leader_elect
-            else None
-        )
+        self.election: ElectionThread | None = None
+        self.elector: LeaderElector | None = None
+        self._leading = asyncio.Event()
+        if election.leader_elect:
+            self.election = ElectionThread(
+                client,
+                election,
+                on_started_leading=self._leadership_started,
+                on_stopped_leading=self._leadership_ended,
+            )
+            self.elector = self.election.elector
+            self.metrics.leader_status.set(0, LEADER_ELECTION_NAME)
+        #: The clients whose requests ``/metrics`` counts, by role.
+        self.clients: dict[str, Client] = {}
+        if isinstance(client, Client) and isinstance(self.event_client, Client):
+            self.clients = {"scheduler": client, "events": self.event_client}
+            if self.election is not None:
+                self.clients["leader-election"] = self.election.client
+        self.metrics.api_requests.source = self._api_requests
+        self.metrics.rest_client_requests.source = self._rest_client_requests
         #: Set when leadership was lost while running (the process should exit non-zero).
         self.leadership_lost = False
 
@@ -209,15 +256,14 @@ class Scheduler:
 
     async def run(self) -> None:
         """Start, then schedule until :meth:`stop` (or cancellation); then clean up."""
-        elector_task: asyncio.Task[None] | None = None
         self.alive = True
         try:
             await self.start()
             if not self.synced:  # stopped before the first sync
                 return
             self._background.append(asyncio.create_task(self.events.run(), name="events"))
-            if self.elector is not None:
-                elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
+            if self.election is not None:
+                self.election.start()
                 if not await self._wait_for_leadership():
                     return
             cleanup = asyncio.create_task(self.cleanup_assumed_pods(), name="cache-cleanup")
@@ -238,10 +284,10 @@ class Scheduler:
         finally:
             self.alive = False
             await self.shutdown()
-            # The lease is released only after in-flight bindings have finished.
-            if self.elector is not None and elector_task is not None:
-                self.elector.stop()
-                await asyncio.gather(elector_task, return_exceptions=True)
+            # The lease is released only after in-flight bindings have ended.
+            if self.election is not None:
+                self.election.stop()
+                await self.election.wait()
 
     async def cleanup_assumed_pods(self, period: float = CLEANUP_PERIOD) -> None:
         """Upstream's cache cleanup loop: every ``period`` seconds, expire the assumed
@@ -266,6 +312,22 @@ class Scheduler:
             ("pods",): self.cache.pod_count(),
         }
 
+    def _api_requests(self) -> dict[tuple[str, ...], float]:
+        counts: dict[tuple[str, ...], float] = {}
+        for role, client in self.clients.items():
+            for (verb, resource, code), n in dict(client.requests).items():
+                counts[role, verb, resource, code] = n
+        return counts
+
+    def _rest_client_requests(self) -> dict[tuple[str, ...], float]:
+        counts: dict[tuple[str, ...], float] = {}
+        for client in self.clients.values():
+            host = urlsplit(client.config.server).netloc.rpartition("@")[2]
+            for (verb, _, code), n in dict(client.requests).items():
+                key = (code, _HTTP_METHODS.get(verb, verb.upper()), host)
+                counts[key] = counts.get(key, 0) + n
+        return counts
+
     def _unschedulable_by_plugin(self) -> dict[tuple[str, ...], float]:
         counts: dict[tuple[str, ...], float] = {}
         for info in self.queue.unschedulable:
@@ -274,17 +336,29 @@ class Scheduler:
                 counts[key] = counts.get(key, 0) + 1
         return counts
 
+    def health_problems(self) -> list[str]:
+        """What fails the ``/healthz`` and ``/readyz`` checks besides the loop and the
+        sync: the leader election check (``leaderElection``: a leader that has not
+        renewed for leaseDuration + 20 s)."""
+        problem = self.election.check() if self.election is not None else None
+        return [f"leaderElection: {problem}"] if problem else []
+
     async def _wait_for_leadership(self) -> bool:
         """Wait until this replica leads (True) or is asked to stop (False)."""
-        assert self.elector is not None
-        leading = asyncio.ensure_future(self.elector.leading.wait())
+        leading = asyncio.ensure_future(self._leading.wait())
         stopping = asyncio.ensure_future(self._stop_event.wait())
         await asyncio.wait({leading, stopping}, return_when=asyncio.FIRST_COMPLETED)
         for waiter in (leading, stopping):
             waiter.cancel()
-        return self.elector.leading.is_set() and not self._stopping
+        return self._leading.is_set() and not self._stopping
+
+    def _leadership_started(self) -> None:
+        self.metrics.leader_status.set(1, LEADER_ELECTION_NAME)
+        self._leading.set()
 
     def _leadership_ended(self) -> None:
+        self.metrics.leader_status.set(0, LEADER_ELECTION_NAME)
+        self._leading.clear()
         if self.elector is not None and self.elector.lost:
             # Upstream exits at once when it loses the lease: bindings in flight may now
             # race the new leader's, so they are cancelled rather than finished.
@@ -299,16 +373,19 @@ class Scheduler:
         self._stop_event.set()
         self.queue.close()
 
-    async def shutdown(self) -> None:
-        """Let in-flight bindings and writes finish, then stop the informers."""
+    async def shutdown(self, grace: float = SHUTDOWN_GRACE) -> None:
+        """Let in-flight bindings and writes finish for at most ``grace`` seconds (then
+        cancel them), write queued events for at most a second, stop the informers."""
         self.queue.close()
         # Pods held at Permit would keep their binding tasks up to their timeouts.
         for waiting in self.waiting_pods:
             waiting.reject("", "scheduler stopped")
-        while self._tasks:
-            await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
-        await self.cluster_client.drain()
+        deadline = asyncio.get_running_loop().time() + grace
+        await finish_tasks(self._tasks, deadline)
+        await self.cluster_client.drain(deadline)
         await self.events.drain()
+        if self.event_client is not self.client and isinstance(self.event_client, Client):
+            await self.event_client.close()
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
