@@ -33,6 +33,15 @@ def _check_sane(data: dict[str, object], nodes: int, pods: int) -> None:
     assert timing["scheduling_attempts"] == pods
     assert timing["scheduling_algorithm_seconds"] > 0
     assert timing["bind_api_mean_ms"] > 0
+    # Upstream's write cost, counted by the scheduler itself: a binding and a Scheduled
+    # event per scheduled pod; a FailedScheduling event and a PodScheduled condition per
+    # pod that fits nowhere (a tenth as many).
+    cost = data["api_requests"]
+    assert isinstance(cost, dict)
+    assert cost["scheduled"] == {"create events": 1.0, "create pods/binding": 1.0}
+    assert cost["unschedulable"] == {"create events": 1.0, "patch pods/status": 1.0}
+    assert cost["per_scheduled_attempt"] == cost["per_unschedulable_attempt"] == 2.0
+    assert cost["unschedulable_pods"] == cost["unschedulable_attempts"] == pods // 10
 
 
 def test_e2e_against_the_embedded_api_server_binds_every_pod(capsys):
@@ -53,6 +62,7 @@ def test_e2e_against_a_kubeconfig_uses_its_nodes_and_cleans_up(capsys, tmp_path)
         assert code == 0, err
         assert "30 bound" in out and "7 nodes" in out
         assert "raw binds/s" in out
+        assert "2.0 per scheduled attempt" in out and "per unschedulable attempt" in out
 
         async def leftovers() -> tuple[list[str], list[str]]:
             async with Client(load_kubeconfig([server.kubeconfig_path])) as client:

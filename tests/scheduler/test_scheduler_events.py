@@ -120,6 +120,36 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking(apiserver: ApiServerH
     asyncio.run(asyncio.wait_for(main(), 20.0))
 
 
+def test_repeats_of_a_started_series_take_no_place_in_the_queue(apiserver: ApiServerHandle):
+    """A pod retried a thousand times does not fill the queue that other pods' events
+    need: once its series is written, a repeat only counts."""
+
+    async def main() -> None:
+        connection = load_kubeconfig([apiserver.kubeconfig_path])
+        async with Client(connection) as client:
+            events = EventBroadcaster(client, capacity=3, finish_after=3600.0)
+            pod = Pod.from_dict(await client.create(PODS.raw, make_pod("r").raw))
+            other = Pod.from_dict(await client.create(PODS.raw, make_pod("s").raw))
+            for _ in range(2):
+                events.eventf(pod, "Warning", "FailedScheduling", "Scheduling", "no", "prof")
+            await events.drain()  # created, then patched into a series of 2
+            for _ in range(1000):
+                events.eventf(pod, "Warning", "FailedScheduling", "Scheduling", "no", "prof")
+            events.eventf(other, "Warning", "FailedScheduling", "Scheduling", "no", "prof")
+            assert events.dropped == 0
+            await events.drain()
+            events.finish_after = 0.0
+            await events.maintain()
+            got = (await client.list(EVENTS_V1, "default")).items
+            counts = {e["regarding"]["name"]: (e.get("series") or {}).get("count") for e in got}
+            assert counts == {"r": 1002, "s": None}
+            # Two writes for the 1002 occurrences, the final count a third.
+            assert client.requests["create", "events", "201"] == 2
+            assert client.requests["patch", "events", "200"] == 2
+
+    asyncio.run(asyncio.wait_for(main(), 20.0))
+
+
 def test_notes_are_truncated_as_upstream():
     assert truncate_note("x" * NOTE_LENGTH_LIMIT) == "x" * NOTE_LENGTH_LIMIT
     long = truncate_note("y" * (NOTE_LENGTH_LIMIT + 1))

@@ -187,3 +187,42 @@ def test_deleting_a_held_pod_rejects_it_and_frees_its_place(apiserver, tmp_path)
 
     # A timeout that cannot expire during the test.
     run(apiserver, tmp_path, body, timeout=60)
+
+
+def test_a_bind_that_meets_a_pod_bound_meanwhile_is_reported_and_not_requeued(apiserver, tmp_path):
+    """Upstream's handleBindingCycleError: a 409 from the bind (another binder was first)
+    unreserves and forgets, records FailedScheduling and PodScheduled=False
+    (SchedulerError), and leaves alone a pod the informer shows bound."""
+
+    async def body(client: Client, scheduler: Scheduler) -> None:
+        await client.create(PODS.raw, pod("raced", "r", 2))
+        await until(lambda: len(scheduler.waiting_pods) == 1, "the pod held at Permit")
+        [assumed] = [w.pod for w in scheduler.waiting_pods]
+        # A foreign binder binds it to the other node while we hold it.
+        elsewhere = "n2" if assumed.node_name == "n1" else "n1"
+        await client.bind("default", "raced", elsewhere)
+        await client.create(PODS.raw, pod("mate", "r", 2))  # the group fills: both go
+        assert await until(lambda: node_of(client, "mate"), "the other member bound")
+        events = await until(lambda: failures(client, "raced"), "FailedScheduling")
+        assert events[0]["message"].startswith("Binding rejected: ")
+        assert "already assigned" in events[0]["message"]
+
+        async def condition() -> dict[str, Any] | None:
+            raw = await client.get(PODS.raw, "raced", "default")
+            conds = raw.get("status", {}).get("conditions", [])
+            found = next((c for c in conds if c["type"] == "PodScheduled"), None)
+            return found if found and found["status"] == "False" else None
+
+        cond = await until(condition, "PodScheduled=False")
+        assert cond["reason"] == "SchedulerError"
+        # Bound once, where the other binder put it; not requeued, nothing left assumed.
+        assert await node_of(client, "raced") == elsewhere
+        assert scheduler.queue.get("default/raced") is None
+        assert scheduler.cache.assumed_count() == 0
+        assert scheduler.metrics.schedule_attempts.get("error", "kubesched") == 1
+        await asyncio.sleep(0.3)  # nothing retries it meanwhile
+        assert scheduler.queue.get("default/raced") is None
+        assert len(await failures(client, "raced")) == 1
+
+    # A timeout that cannot expire during the test.
+    run(apiserver, tmp_path, body, timeout=60)

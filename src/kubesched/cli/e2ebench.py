@@ -18,6 +18,9 @@ The run, in order:
    scheduler_perf, no leader election) and its informers sync.
 4. ``--pods`` pending pods (100m cpu, 500Mi, as scheduler_perf's default pod) are created
    at once from concurrent clients, while a watch records when each is seen bound.
+5. a tenth as many pods that fit nowhere are created; the scheduler's own request counts
+   give the API requests per scheduled and per unschedulable attempt
+   (:mod:`kubesched.cli.e2ebench_requests`).
 
 Throughput is pods over the time from the first create request to the last pod seen
 bound. A pod's latency runs from the moment its create request was sent (client side:
@@ -47,6 +50,7 @@ from typing import Any
 import aiohttp
 import yaml
 
+from kubesched.cli import e2ebench_requests as requests
 from kubesched.kube import Client, KubeError, NotFound, load_config
 from kubesched.kube.resources import NAMESPACES, NODES, PODS, RawObject
 
@@ -97,6 +101,8 @@ class E2EResult:
     load_average: float = 0.0
     metrics: dict[str, float] = field(default_factory=dict)
     server: str = "embedded"
+    #: API requests per attempt (``e2ebench_requests.AttemptCost.to_json``).
+    api_requests: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """One JSON object: throughput, latency percentiles, raw binds, where time went."""
@@ -141,6 +147,7 @@ class E2EResult:
                 "other_cpu_seconds": _round(None if cpu is None else max(cpu - algorithm, 0.0), 2),
                 "scheduling_attempts": int(m.get("attempts", 0.0)),
             },
+            "api_requests": self.api_requests,
         }
 
 
@@ -186,6 +193,7 @@ def e2e_text(data: dict[str, Any]) -> str:
         "events, event loop)",
         f"    bind calls    {t['bind_api_mean_ms']} ms mean, {t['bind_api_seconds_summed']}s "
         "summed (concurrent)",
+        *([requests.text(data["api_requests"])] if data.get("api_requests") else []),
         f"  this driver     {data['driver_cpu_seconds']}s CPU (creating, watching)",
         f"  load average    {data['load_average']} (1 min, at the start; 2 cores)",
     ]
@@ -416,6 +424,37 @@ async def _metrics(port: int) -> dict[str, float]:
     return found
 
 
+async def _read_requests(port: int) -> dict[str, float]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"http://127.0.0.1:{port}/metrics") as resp,
+    ):
+        return requests.parse_requests(await resp.text())
+
+
+async def _unschedulable(
+    client: Client, namespace: str, count: int, port: int, before: dict[str, float]
+) -> dict[str, float]:
+    """Create ``count`` pods no node can hold; the request counts once each has had an
+    attempt and the writes it caused have settled."""
+
+    async def create(i: int) -> None:
+        body = _pod(f"nowhere-{i:05d}", namespace, BENCH_SCHEDULER)
+        body["spec"]["containers"][0]["resources"] = {
+            "requests": {"cpu": requests.UNSCHEDULABLE_CPU}
+        }
+        await client.create(PODS.raw, body, namespace)
+
+    await _concurrently(lambda i=i: create(i) for i in range(count))  # type: ignore[misc]
+    deadline = time.monotonic() + 120
+    wanted = before.get("attempts:unschedulable", 0.0) + count
+    while (await _read_requests(port)).get("attempts:unschedulable", 0.0) < wanted:
+        if time.monotonic() > deadline:
+            raise E2EError(f"the {count} pods that fit nowhere were not all attempted in 120s")
+        await asyncio.sleep(0.2)
+    return await requests.settled(lambda: _read_requests(port))
+
+
 async def _ready(port: int) -> bool:
     try:
         async with (
@@ -524,7 +563,8 @@ async def _drive(
             scheduler = _spawn(args, log, os.environ.get(PROFILE_ENV, ""))
             remember(scheduler)
             await _wait_for(lambda: _ready(port), scheduler, "the scheduler", log)
-            return await _measure(
+            before = await requests.settled(lambda: _read_requests(port))
+            result = await _measure(
                 client,
                 namespace,
                 pods,
@@ -537,6 +577,15 @@ async def _drive(
                 len(node_names),
                 raw_seconds,
             )
+            cost = requests.AttemptCost()
+            middle = await requests.settled(lambda: _read_requests(port))
+            cost.scheduled = requests.per_attempt(before, middle, "scheduled")
+            cost.unschedulable_pods = max(1, pods // 10)
+            say(f"creating {cost.unschedulable_pods} pods that fit nowhere")
+            after = await _unschedulable(client, namespace, cost.unschedulable_pods, port, middle)
+            cost.unschedulable = requests.per_attempt(middle, after, "unschedulable")
+            result.api_requests = cost.to_json()
+            return result
         finally:
             with contextlib.suppress(KubeError):
                 await client.delete(NAMESPACES.raw, namespace)

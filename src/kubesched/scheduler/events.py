@@ -4,7 +4,10 @@ broadcaster (client-go ``tools/events``) writes them.
 Recording never blocks the scheduling loop: :meth:`EventBroadcaster.eventf` puts the
 event in a bounded queue and returns; one task (:meth:`EventBroadcaster.run`) writes
 them. When the queue is full the event is dropped and counted (:attr:`dropped`), as
-upstream's broadcaster drops on a full channel.
+upstream's broadcaster drops on a full channel. A repeat of an event whose series is
+already written only counts, right away, without taking a place in the queue: a pod
+retried a thousand times fills no queue (upstream queues the repeat and counts it when
+its turn comes, so a burst of repeats can crowd out new events there).
 
 Repeats are aggregated into a series, as upstream's ``recordToSink``: events with the
 same action, reason, reporting controller, regarding object and note are isomorphic.
@@ -168,6 +171,12 @@ class EventBroadcaster:
         }
         if related is not None:
             body["related"] = reference(related)
+        cached = self._cache.get(key)
+        if cached is not None and cached.count >= 2:
+            # The series is started: later occurrences only count (see the docstring).
+            cached.count += 1
+            cached.last_observed = now
+            return
         try:
             self._queue.put_nowait((key, body, now))
         except asyncio.QueueFull:

@@ -33,7 +33,6 @@ deletion does.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from datetime import UTC, datetime
@@ -235,8 +234,14 @@ async def binding_cycle(
         log.exception("binding pod %s failed", assumed.key)
         status = Status.error(str(err) or type(err).__name__)
     if status is not None:
+        # Upstream's handleBindingCycleError (a 409 or 404 from the bind among them).
         _unreserve(sched, fwk, state, assumed)
-        _forget(sched, assumed)
+        forgotten = _forget(sched, assumed)
+        # Forgetting the assumed pod frees its place, as an assigned pod's deletion.
+        # After a rejection the pod itself is left out (it stays unschedulable); after an
+        # error it is included: recorded in flight, the event sends it to backoffQ.
+        if forgotten and not status.is_rejected():
+            sched.queue.assigned_pod_deleted(assumed)
         message = f"Binding rejected: {status.message}"
         await handle_failure(
             sched,
@@ -245,6 +250,10 @@ async def binding_cycle(
             REASON_SCHEDULER_ERROR,
             started=started,
         )
+        if forgotten and status.is_rejected():
+            sched.queue.move_all_to_active_or_backoff(
+                ASSIGNED_POD_DELETE, assumed, None, lambda p: p.key != assumed.key
+            )
         return
     sched.cache.finish_binding(assumed)
     fwk.run_post_bind_plugins(state, assumed, host)
@@ -329,10 +338,23 @@ async def handle_failure(
         info.unschedulable_plugins = frozenset({plugin} - {""})
         info.pending_plugins = frozenset()
     message = status.message
-    try:
-        sched.queue.add_unschedulable_if_not_present(info, nominated)
-    except ValueError as err:
-        log.warning("requeueing pod %s: %s", pod.key, err)
+    # As upstream: a pod the informer shows gone, or bound (by another scheduler, or by
+    # a bind that failed on our side only), is not requeued.
+    cached = sched.pod_informer.get(pod.key)
+    if cached is None or cached.uid != pod.uid or cached.node_name:
+        log.info(
+            "pod %s %s: not requeued",
+            pod.key,
+            f"is bound to {cached.node_name}"
+            if cached is not None and cached.node_name
+            else "is gone",
+        )
+        sched.queue.done(pod)
+    else:
+        try:
+            sched.queue.add_unschedulable_if_not_present(info, nominated)
+        except ValueError as err:
+            log.warning("requeueing pod %s: %s", pod.key, err)
     sched.record_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
     body: dict[str, object] = {}
     current = pod.scheduled_condition
@@ -351,12 +373,9 @@ async def handle_failure(
         body["conditions"] = [condition]
     if nominated is not None and nominated != pod.nominated_node_name:
         body["nominatedNodeName"] = nominated or None
-    if not body:
-        return
-    sched.spawn(
-        sched.client.patch_pod_status(pod.namespace, pod.name, {"status": body}),
-        f"status {pod.key}",
-    )
+    if body:
+        # One patch per pod waits at a time; a newer one merges into it.
+        sched.status_writer.patch(pod.namespace, pod.name, body)
 
 
 def _record_scheduled(
@@ -376,7 +395,11 @@ def _unreserve(sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod
     fwk.run_reserve_plugins_unreserve(state, assumed, assumed.node_name)
 
 
-def _forget(sched: Scheduler, assumed: Pod) -> None:
-    # The pod may already be gone from the cache (deleted meanwhile): nothing to undo.
-    with contextlib.suppress(CacheError):
+def _forget(sched: Scheduler, assumed: Pod) -> bool:
+    """Forget ``assumed`` in the cache; False if it was gone already (deleted meanwhile:
+    nothing to undo)."""
+    try:
         sched.cache.forget_pod(assumed)
+    except CacheError:
+        return False
+    return True

@@ -51,6 +51,7 @@ from kubesched.scheduler.leaderelection import LeaderElector
 from kubesched.scheduler.listers import InformerClusterLister
 from kubesched.scheduler.metrics import SchedulerMetrics
 from kubesched.scheduler.schedule_one import schedule_one
+from kubesched.scheduler.statuswriter import PodStatusWriter
 
 __all__ = [
     "CLEANUP_PERIOD",
@@ -126,6 +127,8 @@ class Scheduler:
         self.client = client
         self.sync_timeout = sync_timeout
         self.cluster_client = LiveClusterClient(client)
+        #: PodScheduled conditions and nominations, one patch per pod at a time.
+        self.status_writer = PodStatusWriter(client)
         #: The events' own client (kube-scheduler's separate event client).
         self.event_client = client.derive("events") if isinstance(client, Client) else client
         #: Scheduled / FailedScheduling / Preempted events, written in the background.
@@ -383,6 +386,7 @@ class Scheduler:
         deadline = asyncio.get_running_loop().time() + grace
         await finish_tasks(self._tasks, deadline)
         await self.cluster_client.drain(deadline)
+        await self.status_writer.drain(deadline)
         await self.events.drain()
         if self.event_client is not self.client and isinstance(self.event_client, Client):
             await self.event_client.close()
