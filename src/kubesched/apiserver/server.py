@@ -36,6 +36,7 @@ from kubesched.apiserver import (
     eventsv1,
     eviction,
     fieldvalidation,
+    flowcontrol,
     health,
     listing,
     openapi,
@@ -60,6 +61,8 @@ DEFAULT_WATCH_SECONDS = 1800.0
 STORE_KEY = web.AppKey("store", Store)
 CONFIG_KEY: web.AppKey[ServerConfig] = web.AppKey("config")
 WATCHES_KEY: web.AppKey[set[asyncio.Event]] = web.AppKey("watches")
+#: Seats for writes, Leases ahead (:mod:`kubesched.apiserver.flowcontrol`).
+FLOW_KEY = web.AppKey("flow", flowcontrol.FlowControl)
 #: What a pods/eviction body is (policy/v1 Eviction), for its field validation.
 _EVICTIONS = Resource("policy", "v1", "evictions", "Eviction", True)
 #: What a .../scale body is (autoscaling/v1 Scale), for its field validation.
@@ -205,12 +208,18 @@ def _flag(request: web.Request, name: str) -> bool:
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
-    """Serve one request (every path goes through here)."""
+    """Serve one request (every path goes through here); writes wait for a seat, Lease
+    requests do not (:mod:`kubesched.apiserver.flowcontrol`)."""
+    parts = [p for p in request.path.split("/") if p]
+    async with request.app[FLOW_KEY].seat(request.method, parts):
+        return await _serve_request(request, parts)
+
+
+async def _serve_request(request: web.Request, parts: list[str]) -> web.StreamResponse:
     store = request.app[STORE_KEY]
     try:
         if request.query.get("dryRun"):
             raise errors.bad_request("dryRun is not supported by the kubesched API server")
-        parts = [p for p in request.path.split("/") if p]
         if parts == ["openapi", "v2"] and request.method == "GET":
             body, content_type = openapi.v2(request.headers.get("Accept", ""))
             return web.Response(body=body, headers={"Content-Type": content_type})
@@ -680,6 +689,7 @@ def make_app(store: Store, bookmark_interval: float = 10.0, token: str = "") -> 
     app[CONFIG_KEY] = ServerConfig(bookmark_interval=bookmark_interval)
     watches: set[asyncio.Event] = set()
     app[WATCHES_KEY] = watches
+    app[FLOW_KEY] = flowcontrol.FlowControl()
     health.add_routes(app)
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_shutdown.append(_on_shutdown)
