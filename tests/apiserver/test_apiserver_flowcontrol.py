@@ -36,7 +36,7 @@ def test_lease_requests_are_recognised_by_group_and_resource(path: str, lease: b
 
 
 def test_a_lease_renewal_is_served_while_every_write_seat_is_taken(tmp_path: Path) -> None:
-    with start_apiserver(kubeconfig_path=tmp_path / "kubeconfig", agent=False) as server:
+    with start_apiserver(kubeconfig_path=tmp_path / "kubeconfig") as server:
 
         async def main() -> None:
             url = urlsplit(server.url)

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from kubesched.apiserver.runner import start_apiserver
-from kubesched.kube import Client, load_kubeconfig
+from kubesched.kube import Client, KubeError, load_kubeconfig
 from kubesched.kube.resources import NODES, PODS
 from kubesched.scheduler.cli import main
 
@@ -84,3 +84,44 @@ def test_run_reports_a_bad_config_file_and_exits_1(tmp_path, capsys):
     bad.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: Nope\n")
     assert main(["--config", str(bad), "--kubeconfig", str(tmp_path / "none")]) == 1
     assert "kubesched run:" in capsys.readouterr().err
+
+
+def test_run_exits_1_when_the_api_server_stops_answering_its_renewals(tmp_path):
+    """A leader gives up only when the server does not answer for renewDeadline, and
+    then exits 1 (kube-scheduler's "leaderelection lost")."""
+    config = tmp_path / "config.yaml"
+    server = start_apiserver(kubeconfig_path=tmp_path / "kubeconfig")
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        f"clientConnection: {{kubeconfig: {server.kubeconfig_path}}}\n"
+        "leaderElection: {leaderElect: true, resourceName: exits, leaseDuration: 2s,"
+        " renewDeadline: 1s, retryPeriod: 200ms}\n"
+    )
+
+    async def holder() -> str:
+        async with Client(load_kubeconfig([server.kubeconfig_path])) as client:
+            try:
+                lease = await client.get_lease("kube-system", "exits")
+            except KubeError:
+                return ""
+            return str(lease["spec"].get("holderIdentity", ""))
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PROGRAM, "--config", str(config), "--secure-port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30.0
+        while not asyncio.run(holder()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert asyncio.run(holder()), "the scheduler never took the Lease"
+        server.stop()  # nothing answers from now on
+        assert proc.wait(timeout=30) == 1
+        assert "leader election lost" in (proc.stderr.read() if proc.stderr else "")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        server.stop()
