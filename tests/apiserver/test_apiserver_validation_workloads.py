@@ -298,6 +298,28 @@ UPDATE_CASES = [
         id="deployment-selector-immutable",
     ),
     pytest.param(
+        "/apis/apps/v1/namespaces/default/statefulsets",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "u-sts"},
+            "spec": {
+                "serviceName": "db",
+                "selector": {"matchLabels": {"app": "db"}},
+                "template": {
+                    "metadata": {"labels": {"app": "db"}},
+                    "spec": {"containers": [{"name": "c", "image": "db"}]},
+                },
+            },
+        },
+        {"spec": {"serviceName": "other", "replicas": 3}},
+        'StatefulSet.apps "u-sts" is invalid: spec: Forbidden: updates to statefulset spec for '
+        "fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', "
+        "'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "
+        "are forbidden",
+        id="statefulset-service-name-immutable",
+    ),
+    pytest.param(
         JOBS,
         job("u-j1").obj(),
         {"spec": {"completions": 3}},
@@ -436,3 +458,29 @@ def test_job_status_counts_are_not_negative(apiserver):
         422,
         f'Job.batch "counted" is invalid: status.failed: Invalid value: -1: {MUST_BE_NONNEGATIVE}',
     )
+
+
+def test_a_statefulset_may_change_replicas_and_template(apiserver):
+    path = "/apis/apps/v1/namespaces/default/statefulsets"
+    body = {
+        "metadata": {"name": "ok-sts"},
+        "spec": {
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "c", "image": "db:1"}]},
+            },
+        },
+    }
+    assert call(apiserver, "POST", path, body)[0] == 201
+    change = {
+        "spec": {
+            "replicas": 2,
+            "template": {"spec": {"containers": [{"name": "c", "image": "db:2"}]}},
+            "updateStrategy": {"type": "OnDelete", "rollingUpdate": None},
+        }
+    }
+    code, got = call(apiserver, "PATCH", f"{path}/ok-sts", change, MERGE)
+    assert code == 200, got
+    assert got["spec"]["replicas"] == 2

@@ -45,6 +45,7 @@ from kubesched.objects.validation.deployment import (
     deployment_update,
     replica_set_status,
     selector_unchanged,
+    stateful_set_update_rule,
 )
 from kubesched.objects.validation.job import job, job_status, job_update
 from kubesched.objects.validation.kinds import (
@@ -136,7 +137,7 @@ UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
     "PriorityClass": lambda n, o: priority_class(n) + priority_class_update(n, o),
     "Deployment": deployment_update,
     "ReplicaSet": lambda n, o: replica_set(n) + selector_unchanged(n, o),
-    "StatefulSet": lambda n, o: replica_set(n) + selector_unchanged(n, o),
+    "StatefulSet": lambda n, o: replica_set(n) + stateful_set_update_rule(n, o),
     "Job": job_update,
     "Secret": secret_update,
 }

@@ -1,7 +1,8 @@
 """Deployments as ``pkg/apis/apps/validation`` checks them (``ValidateDeploymentSpec``,
 ``ValidateDeploymentStrategy``, ``ValidateRollingUpdateDeployment``), and the apps/v1
-update rule of the strategies: a Deployment's (and a ReplicaSet's or StatefulSet's)
-selector never changes.
+update rules of the strategies: a Deployment's (and a ReplicaSet's) selector never
+changes, a StatefulSet's spec changes only in the fields ``ValidateStatefulSetUpdate``
+lets through; the status counts of Deployments and ReplicaSets.
 
 Objects are validated after defaulting (strategy RollingUpdate with 25%/25%, and so on).
 Bad values print as 1.34's ``ErrorBody`` prints them: scalars as themselves, everything
@@ -157,6 +158,32 @@ def selector_unchanged(new: Object, old: Object) -> Errors:
         as_dict(new.get("spec")).get("selector"),
         as_dict(old.get("spec")).get("selector"),
     )
+
+
+#: The StatefulSet spec fields an update may change (ValidateStatefulSetUpdate).
+_STATEFULSET_MUTABLE = (
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+)
+_STATEFULSET_FORBIDDEN = (
+    "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+    "'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and "
+    "'minReadySeconds' are forbidden"
+)
+
+
+def stateful_set_update_rule(new: Object, old: Object) -> Errors:
+    """``ValidateStatefulSetUpdate``'s rule: only some spec fields may change (the
+    selector, serviceName, volumeClaimTemplates and podManagementPolicy may not)."""
+    spec, old_spec = as_dict(new.get("spec")), as_dict(old.get("spec"))
+    kept = {k: v for k, v in spec.items() if k not in _STATEFULSET_MUTABLE}
+    old_kept = {k: v for k, v in old_spec.items() if k not in _STATEFULSET_MUTABLE}
+    return [] if kept == old_kept else [forbidden("spec", _STATEFULSET_FORBIDDEN)]
 
 
 def deployment_update(new: Object, old: Object) -> Errors:
