@@ -89,6 +89,15 @@ CONFLICT_RETRIES = 5
 #: Seconds between two questions to "may start" hooks that said no.
 MAY_START_RETRY = 1.0
 
+#: The steps, by KWOK's stage names (``kustomize/stage/pod/general``): a bound Pending pod
+#: starts, a running one's containers exit, a deleting one goes; and the readiness gates'
+#: Ready condition, and a start the "may start" hooks hold back.
+POD_READY = "pod-ready"
+POD_COMPLETE = "pod-complete"
+POD_DELETE = "pod-delete"
+POD_READINESS = "pod-readiness-gates"
+MAY_START_WAIT = "may-start-wait"
+
 #: A "may start" hook: given a pod about to start, None to let it start, or the reason
 #: it must wait (volumes not bound, device claims not reserved...).
 MayStart = Callable[[RawObject], "str | None"]
@@ -374,21 +383,21 @@ class Kubelet:
             return None
         uid = str(meta.get("uid", ""))
         if meta.get("deletionTimestamp"):
-            return "stop", self._first_seen(key, uid, "stop") + self.stop_delay
+            return POD_DELETE, self._first_seen(key, uid, POD_DELETE) + self.stop_delay
         phase = status.get("phase") or "Pending"
         if phase == "Pending":
-            return "run", self._first_seen(key, uid, "run") + self.run_delay
+            return POD_READY, self._first_seen(key, uid, POD_READY) + self.run_delay
         self._since.pop(key, None)
         if phase != "Running":
             return None
         if spec.get("readinessGates") and podstatus.ready_changed(pod) is not None:
-            return "ready", time.time()
+            return POD_READINESS, time.time()
         seconds = self._run_seconds(key, pod)
         started = podstatus.container_started_at(pod)
         if seconds is None or started is None:
             return None
         try:
-            return "exit", _seconds(started) + seconds
+            return POD_COMPLETE, _seconds(started) + seconds
         except ValueError:
             return None
 
@@ -468,14 +477,14 @@ class Kubelet:
             self._plan(key, pod)
             return
         meta = pod["metadata"]
-        if action == "stop":
+        if action == POD_DELETE:
             async with self._writes:
                 with contextlib.suppress(NotFound, Conflict):  # gone, or another pod now
                     await self.client.delete(
                         PODS, meta["name"], meta.get("namespace"), 0, uid=str(meta.get("uid", ""))
                     )
             return
-        if action == "run":
+        if action == POD_READY:
             for hook in self.may_start:
                 reason = hook(pod)
                 if reason is not None:
@@ -488,7 +497,7 @@ class Kubelet:
         uid = str(pod["metadata"].get("uid", ""))
         self._cancel(key)
         timer = asyncio.get_running_loop().call_later(MAY_START_RETRY, self._fire, key)
-        self._timers[key] = (uid, "wait", time.time() + MAY_START_RETRY, timer)
+        self._timers[key] = (uid, MAY_START_WAIT, time.time() + MAY_START_RETRY, timer)
 
     def _status_for(self, pod: RawObject) -> RawObject | None:
         """The new status of ``pod`` for the step due now, or None if none is."""
@@ -498,7 +507,7 @@ class Kubelet:
         if decided is None or decided[1] > time.time() + 0.001:
             return None
         action = decided[0]
-        if action == "run":
+        if action == POD_READY:
             node = self._nodes[str(pod["spec"]["nodeName"])]
             if (pod.get("spec") or {}).get("hostNetwork"):
                 ip = node.host_ip
@@ -508,9 +517,9 @@ class Kubelet:
                 if ip:
                     self._ips[key] = (node.name, ip)
             return podstatus.running(pod, node.host_ip, ip)
-        if action == "ready":
+        if action == POD_READINESS:
             return podstatus.ready_changed(pod)
-        if action == "exit":
+        if action == POD_COMPLETE:
             code = self._exit_code(key, pod)
             policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
             if policy == "Never" or (policy == "OnFailure" and code == 0):
