@@ -82,6 +82,8 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
     running = next(line for line in out.splitlines() if line.startswith("controllers running:"))
     assert running.split(": ")[1].split(", ") == [
         "disruption-controller",
+        "garbage-collector-controller",
+        "job-controller",
         "kubelet",
         "pod-garbage-collector-controller",
         "serviceaccount-controller",

@@ -18,14 +18,8 @@ from kubernetes import client, config
 from kubesched.cli.cluster import ClusterHandle, start_cluster
 from kubesched.config import default_config
 from kubesched.controllers.kubelet import EXIT_CODE_ANNOTATION, RUN_SECONDS_ANNOTATION
-from kubesched.controllers.registry import controller_names
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
-
-# Until the Job controller is registered with the controller manager and the Job kind is
-# served (issue 13, items 3 and 4).
-if "job-controller" not in controller_names():
-    pytest.skip("the Job controller is not registered yet", allow_module_level=True)
 
 NS = "default"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"

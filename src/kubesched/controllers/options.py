@@ -51,3 +51,12 @@ class ControllerOptions:
     #: disruption-controller: seconds between passes over every PodDisruptionBudget (so
     #: that stale ``disruptedPods`` entries expire).
     disruption_resync: float = 5.0
+    #: job-controller: pod events are batched this long into one sync
+    #: (``syncJobBatchPeriod``).
+    job_sync_batch_period: float = 1.0
+    #: job-controller: delay before failed pods are replaced, doubling per failure up to
+    #: ``job_max_pod_failure_backoff`` (``DefaultJobPodFailureBackOff``: 10 s, 10 min).
+    job_pod_failure_backoff: float = 10.0
+    job_max_pod_failure_backoff: float = 600.0
+    #: garbage-collector-controller: seconds between discoveries of new collections.
+    gc_resync_period: float = 30.0

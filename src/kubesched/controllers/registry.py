@@ -4,7 +4,7 @@ the server must serve for it."""
 
 from __future__ import annotations
 
-from kubesched.controllers import disruption, kubelet, podgc, serviceaccount
+from kubesched.controllers import disruption, garbagecollector, job, kubelet, podgc, serviceaccount
 from kubesched.controllers.manager import ControllerDescriptor
 from kubesched.kube.resources import (
     NAMESPACES,
@@ -23,6 +23,8 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
     ),
     ControllerDescriptor(podgc.NAME, podgc.start, (PODS, NODES)),
     ControllerDescriptor(serviceaccount.NAME, serviceaccount.start, (NAMESPACES, SERVICE_ACCOUNTS)),
+    ControllerDescriptor(job.NAME, job.start_job_controller, (job.JOBS, PODS)),
+    ControllerDescriptor(garbagecollector.NAME, garbagecollector.start_garbage_collector),
 )
 
 

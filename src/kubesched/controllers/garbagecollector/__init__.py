@@ -1,6 +1,10 @@
 """The garbage collector: background, foreground and orphan deletion by
 ``ownerReferences`` (``pkg/controller/garbagecollector`` upstream)."""
 
-from kubesched.controllers.garbagecollector.garbagecollector import GarbageCollector
+from kubesched.controllers.garbagecollector.garbagecollector import (
+    NAME,
+    GarbageCollector,
+    start_garbage_collector,
+)
 
-__all__ = ["GarbageCollector"]
+__all__ = ["NAME", "GarbageCollector", "start_garbage_collector"]

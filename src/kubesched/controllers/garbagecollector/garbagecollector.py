@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers.garbagecollector import operations
 from kubesched.controllers.garbagecollector.graph import (
@@ -45,7 +45,13 @@ from kubesched.controllers.garbagecollector.restmapper import RestMapper
 from kubesched.kube import Client, Informer, KubeError, Resource
 from kubesched.kube.workqueue import WorkQueue
 
+if TYPE_CHECKING:
+    from kubesched.controllers.manager import ControllerContext
+
 log = logging.getLogger(__name__)
+
+#: The controller's name (``names.GarbageCollectorController``).
+NAME = "garbage-collector-controller"
 
 #: kube-controller-manager's ``--concurrent-gc-syncs`` is 20 goroutines; asyncio tasks
 #: wait on the same client, so fewer do as well.
@@ -313,3 +319,13 @@ class GarbageCollector:
 
 class _VirtualDeleteQueued(Exception):
     """The object does not exist; the graph builder drops its node."""
+
+
+def start_garbage_collector(ctx: ControllerContext) -> GarbageCollector:
+    """The garbage collector's init function for the controller manager: it shares the
+    manager's informers (pods, Jobs, ...) and asks for one per collection it finds."""
+    return GarbageCollector(
+        ctx.client(NAME),
+        informer_factory=ctx.informers.informer,
+        resync_period=ctx.options.gc_resync_period,
+    )

@@ -1,5 +1,10 @@
 """The Job controller (``pkg/controller/job`` upstream)."""
 
-from kubesched.controllers.job.job_controller import JOBS, JobController
+from kubesched.controllers.job.job_controller import (
+    JOBS,
+    NAME,
+    JobController,
+    start_job_controller,
+)
 
-__all__ = ["JOBS", "JobController"]
+__all__ = ["JOBS", "NAME", "JobController", "start_job_controller"]

@@ -28,7 +28,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
 from kubesched.controllers.controller_utils import (
@@ -87,7 +87,13 @@ from kubesched.objects.errors import ObjectError
 from kubesched.objects.podtemplate import controller_ref as new_controller_ref
 from kubesched.objects.selectors import LabelSelector
 
+if TYPE_CHECKING:
+    from kubesched.controllers.manager import ControllerContext
+
 log = logging.getLogger(__name__)
+
+#: The controller's name (``names.JobController``).
+NAME = "job-controller"
 
 
 def _as_is(raw: RawObject) -> RawObject:
@@ -1004,3 +1010,16 @@ class JobController:
 
 class _SyncError(Exception):
     """Some writes of a sync failed; it is retried with backoff."""
+
+
+def start_job_controller(ctx: ControllerContext) -> JobController:
+    """The Job controller's init function for the controller manager."""
+    opts = ctx.options
+    return JobController(
+        ctx.client(NAME),
+        ctx.informers.informer(JOBS),
+        ctx.informers.informer(PODS),
+        batch_period=opts.job_sync_batch_period,
+        pod_failure_backoff=opts.job_pod_failure_backoff,
+        max_pod_failure_backoff=opts.job_max_pod_failure_backoff,
+    )
