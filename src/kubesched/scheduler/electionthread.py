@@ -78,6 +78,8 @@ class ElectionThread:
         self._stop_requested = False
         self._caller: asyncio.AbstractEventLoop | None = None
         self._finished: asyncio.Future[None] | None = None
+        #: True when the elector failed with an error (a bug), not by losing the Lease.
+        self.crashed = False
 
     def start(self) -> None:
         """Start campaigning; call from the loop that should receive the callbacks."""
@@ -111,6 +113,7 @@ class ElectionThread:
             loop.run_until_complete(self._run(loop))
         except Exception:  # a bug: say so; the caller sees the thread end
             log.exception("leader election failed")
+            self.crashed = True
         finally:
             loop.close()
             self._to_caller(self._finish)

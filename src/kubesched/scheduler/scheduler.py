@@ -291,6 +291,8 @@ class Scheduler:
             if self.election is not None:
                 self.election.stop()
                 await self.election.wait()
+                if self.election.crashed:
+                    self.leadership_lost = True  # exit non-zero: the log says why
 
     async def cleanup_assumed_pods(self, period: float = CLEANUP_PERIOD) -> None:
         """Upstream's cache cleanup loop: every ``period`` seconds, expire the assumed
@@ -347,11 +349,15 @@ class Scheduler:
         return [f"leaderElection: {problem}"] if problem else []
 
     async def _wait_for_leadership(self) -> bool:
-        """Wait until this replica leads (True) or is asked to stop (False)."""
+        """Wait until this replica leads (True), is asked to stop, or its elector ended
+        without leading (False)."""
+        assert self.election is not None
         leading = asyncio.ensure_future(self._leading.wait())
         stopping = asyncio.ensure_future(self._stop_event.wait())
-        await asyncio.wait({leading, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        for waiter in (leading, stopping):
+        ended = asyncio.ensure_future(self.election.wait())
+        waiters = {leading, stopping, ended}
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in waiters:
             waiter.cancel()
         return self._leading.is_set() and not self._stopping
 
@@ -388,12 +394,13 @@ class Scheduler:
         await self.cluster_client.drain(deadline)
         await self.status_writer.drain(deadline)
         await self.events.drain()
-        if self.event_client is not self.client and isinstance(self.event_client, Client):
-            await self.event_client.close()
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
         self._background.clear()
+        # Only now: the events' task (one of the background loops) used it until here.
+        if self.event_client is not self.client and isinstance(self.event_client, Client):
+            await self.event_client.close()
         for informer in self.informers:
             await informer.stop()
         if self.extenders is not None:
