@@ -2,9 +2,12 @@
 broadcaster (client-go ``tools/events``) writes them.
 
 Recording never blocks the scheduling loop: :meth:`EventBroadcaster.eventf` puts the
-event in a bounded queue and returns; one task (:meth:`EventBroadcaster.run`) writes
-them. When the queue is full the event is dropped and counted (:attr:`dropped`), as
-upstream's broadcaster drops on a full channel. A repeat of an event whose series is
+event in a bounded queue and returns; one task (:meth:`EventBroadcaster.run`) takes them
+in order and starts their writes, up to :data:`WRITERS` at once (upstream writes each
+event in a goroutine of its own; the events' client's token bucket paces them), the
+writes of one event (its creation, then its series) one after the other. When the queue
+is full the event is dropped and counted (:attr:`dropped`), as upstream's broadcaster
+drops on a full channel. A repeat of an event whose series is
 already written only counts, right away, without taking a place in the queue: a pod
 retried a thousand times fills no queue (upstream queues the repeat and counts it when
 its turn comes, so a burst of repeats can crowd out new events there).
@@ -25,11 +28,11 @@ upstream builds per profile.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -57,6 +60,8 @@ FINISH_TIME = 6 * 60.0
 REFRESH_TIME = 30 * 60.0
 #: The API server's limit on ``note``; upstream's scheduler truncates to it.
 NOTE_LENGTH_LIMIT = 1024
+#: Event writes in flight at once.
+WRITERS = 16
 
 
 def truncate_note(note: str) -> str:
@@ -93,6 +98,8 @@ class _Cached:
     #: The count last written to the API server.
     written: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Held while one of this event's writes is in flight (FIFO: they go in order).
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 _Key = tuple[str, str, str, tuple[str, str, str], str]
@@ -127,6 +134,8 @@ class EventBroadcaster:
         self.dropped = 0
         #: Events whose write failed (logged; not retried, as upstream after its retries).
         self.failed = 0
+        self._writing: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(WRITERS)
 
     # --- recording (the scheduling loop's side) ---------------------------------------
 
@@ -195,29 +204,65 @@ class EventBroadcaster:
             except TimeoutError:
                 await self.maintain()
                 continue
-            await self._record(key, body, now)
+            await self._slots.acquire()
+            self._record(key, body, now)
             if self.clock() - self._last_refresh >= tick:
                 await self.maintain()
 
     async def drain(self, timeout: float = 1.0) -> None:
-        """Write what is queued (at most ``timeout`` seconds), e.g. before shutdown."""
-        deadline = time.monotonic() + timeout
-        while not self._queue.empty() and time.monotonic() < deadline:
-            key, body, now = self._queue.get_nowait()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._record(key, body, now), deadline - time.monotonic())
+        """Write what is queued (at most ``timeout`` seconds, then writes still in flight
+        are cancelled), e.g. before shutdown."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self._queue.empty():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._slots.acquire()
+            except TimeoutError:
+                break
+            if self._queue.empty():  # run() took the last one meanwhile
+                self._slots.release()
+                break
+            self._record(*self._queue.get_nowait())
+        if self._writing:
+            await asyncio.wait(tuple(self._writing), timeout=max(0.0, deadline - loop.time()))
+        for task in tuple(self._writing):
+            task.cancel()
 
-    async def _record(self, key: _Key, body: RawObject, now: float) -> None:
+    def _record(self, key: _Key, body: RawObject, now: float) -> None:
+        """Account for one occurrence (in order, in the caller's task) and start its
+        write if it needs one; the caller holds a writer slot, released when it ends."""
         cached = self._cache.get(key)
+        write: Callable[[_Cached], Awaitable[None]] | None = None
         if cached is None:
             cached = self._cache[key] = _Cached(body, now, last_observed=now)
-            await self._create(cached)
+            write = self._create
+        else:
+            cached.count += 1
+            cached.last_observed = now
+            if cached.count == 2:
+                # The second occurrence starts the series: written at once, as upstream,
+                # with the count as it is now (later ones count until the series ends).
+                series = self._series(cached)
+                write = functools.partial(self._write_series, series=series)
+        if write is None:
+            self._slots.release()
             return
-        cached.count += 1
-        cached.last_observed = now
-        if cached.count == 2:
-            # The second occurrence starts the series: written at once, as upstream.
-            await self._write_series(cached)
+        task = asyncio.get_running_loop().create_task(self._in_turn(cached, write))
+        self._writing.add(task)
+        task.add_done_callback(self._written)
+
+    def _written(self, task: asyncio.Task[None]) -> None:
+        self._writing.discard(task)
+        self._slots.release()
+
+    @staticmethod
+    async def _in_turn(cached: _Cached, write: Callable[[_Cached], Awaitable[None]]) -> None:
+        async with cached.lock:
+            await write(cached)
 
     async def maintain(self) -> None:
         """Upstream's ``finishSeries`` and ``refreshExistingEventSeries``: write the
@@ -231,17 +276,18 @@ class EventBroadcaster:
             if cached.count > 1:
                 if now - cached.last_observed > self.finish_after:
                     if cached.count != cached.written:
-                        await self._write_series(cached)
+                        await self._in_turn(cached, self._write_series)
                     del self._cache[key]
                 elif refresh and cached.count != cached.written:
-                    await self._write_series(cached)
+                    await self._in_turn(cached, self._write_series)
             elif now - cached.recorded_at > self.finish_after:
                 del self._cache[key]
 
-    async def _create(self, cached: _Cached) -> None:
+    async def _create(self, cached: _Cached, series: RawObject | None = None) -> None:
+        """Create the event, with ``series`` if given."""
         body = dict(cached.body)
-        if cached.count > 1:
-            body["series"] = self._series(cached)
+        if series is not None:
+            body["series"] = series
         namespace = body["metadata"]["namespace"]
         try:
             created = await self.client.create(EVENTS_V1, body, namespace)
@@ -250,22 +296,22 @@ class EventBroadcaster:
             log.warning("writing event %s failed: %s", body["reason"], err)
             return
         cached.name = str(created.get("metadata", {}).get("name", ""))
-        cached.written = cached.count
+        cached.written = int(series["count"]) if series is not None else 1
 
-    async def _write_series(self, cached: _Cached) -> None:
-        """Patch the recorded event with the series' count; create it if it is gone."""
+    async def _write_series(self, cached: _Cached, series: RawObject | None = None) -> None:
+        """Patch the recorded event with ``series`` (default: the count now); create it
+        if it is gone."""
+        series = series if series is not None else self._series(cached)
         if not cached.name:
-            await self._create(cached)
+            await self._create(cached, series)
             return
         namespace = cached.body["metadata"]["namespace"]
         try:
-            await self.client.patch(
-                EVENTS_V1, cached.name, {"series": self._series(cached)}, namespace, "merge"
-            )
-            cached.written = cached.count
+            await self.client.patch(EVENTS_V1, cached.name, {"series": series}, namespace, "merge")
+            cached.written = int(series["count"])
         except NotFound:
             cached.name = ""
-            await self._create(cached)
+            await self._create(cached, series)
         except KubeError as err:
             self.failed += 1
             log.warning("updating event series %s failed: %s", cached.name, err)
