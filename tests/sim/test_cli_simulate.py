@@ -77,10 +77,17 @@ def test_simulate_json_places_preempts_and_explains_failures(
     assert code == 0
     data = json.loads(out)
     assert data["placements"] == [
-        {"pod": "default/hi", "node": "n1", "message": None, "preempted": ["default/low"]},
-        {"pod": "default/a", "node": "n1", "message": None, "preempted": []},
+        {
+            "pod": "default/hi",
+            "owner": None,
+            "node": "n1",
+            "message": None,
+            "preempted": ["default/low"],
+        },
+        {"pod": "default/a", "owner": None, "node": "n1", "message": None, "preempted": []},
         {
             "pod": "default/big",
+            "owner": None,
             "node": None,
             "message": "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}. "
             "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",

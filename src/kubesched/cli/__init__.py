@@ -68,7 +68,10 @@ def load_profiles_config(path: str | None, registry: Registry) -> KubeSchedulerC
 def _cmd_simulate(args: argparse.Namespace) -> int:
     registry = in_tree_registry()
     config = load_profiles_config(args.config, registry)
-    cluster, pending = load_cluster(Path(args.cluster), *(Path(p) for p in args.pods or ()))
+    cluster, pending = load_cluster(
+        Path(args.cluster), *(Path(p) for p in args.pods or ()), seed=args.seed
+    )
+    _warn(cluster.warnings)
     result = simulate(cluster, pending, config, registry, seed=args.seed)
     data = simulation_json(result)
     _emit(args.output, data, lambda: report.simulation_table(data))
@@ -78,12 +81,22 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 def _cmd_explain(args: argparse.Namespace) -> int:
     registry = in_tree_registry()
     config = load_profiles_config(args.config, registry)
-    cluster, pods = load_cluster(Path(args.cluster), Path(args.pod))
-    if len(pods) != 1:
+    cluster, pods = load_cluster(Path(args.cluster), Path(args.pod), seed=args.seed)
+    _warn(cluster.warnings)
+    owner = cluster.owners.get(pods[0].key) if pods else None
+    if len(pods) > 1 and owner and all(cluster.owners.get(p.key) == owner for p in pods):
+        # One workload's replicas differ by name only: its first pod stands for them all.
+        _warn([f"{args.pod}: {owner[0]} {owner[1]} makes {len(pods)} pods; explaining the first"])
+    elif len(pods) != 1:
         raise UserError(f"{args.pod}: expected exactly one pod, found {len(pods)}")
     data = explain(cluster, pods[0], config, registry, seed=args.seed)
     _emit(args.output, data, lambda: report.explain_table(data))
     return 0
+
+
+def _warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"kubesched: warning: {line}", file=sys.stderr)
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:

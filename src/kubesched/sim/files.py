@@ -11,7 +11,9 @@ every problem of a file is reported, not only the first.
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 import yaml
 
 from kubesched.objects import defaults, validation
+from kubesched.objects.defaults_workloads import default_pod_template
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -30,6 +33,8 @@ from kubesched.objects.policy import (
     PriorityClass,
     Workload,
 )
+from kubesched.objects.validation.workloads import replica_set as _daemon_set_spec
+from kubesched.objects.workloadpods import Names, generate_job_selector
 
 
 class InputError(Exception):
@@ -53,6 +58,89 @@ class ClusterObjects:
     workloads: list[Workload] = field(default_factory=list)
     #: Kinds present in the file that scheduling does not read (kept out, counted).
     ignored_kinds: dict[str, int] = field(default_factory=dict)
+    #: The workloads whose controllers create pods (Deployments, ReplicaSets, StatefulSets,
+    #: DaemonSets, Jobs, CronJobs, ReplicationControllers), as stored (defaulted, with a
+    #: uid): where each was read, the object, and how many of ``pods`` came before it.
+    manifests: list[Manifest] = field(default_factory=list)
+    #: The controller of each pod that has one: pod key to (kind, name, uid).
+    owners: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: What the user should know, one line each: skipped and unknown kinds, workloads
+    #: that create fewer pods than they ask for.
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Manifest:
+    """A workload read from a file, to be expanded into the pods its controller makes."""
+
+    where: str
+    obj: dict[str, Any]
+    #: How many of the file's pods came before it: its pods go there, in file order.
+    position: int
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind"))
+
+    @property
+    def key(self) -> str:
+        meta = self.obj.get("metadata") or {}
+        return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+#: Kinds whose controllers create pods, expanded by :mod:`kubesched.sim.expand`.
+CONTROLLER_KINDS = (
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+)
+#: Built-in kinds scheduling never reads: skipped with one warning line per file.
+UNREAD_KINDS = frozenset(
+    {
+        "APIService",
+        "Binding",
+        "CSIDriver",
+        "CSINode",
+        "CSIStorageCapacity",
+        "CertificateSigningRequest",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ComponentStatus",
+        "ConfigMap",
+        "ControllerRevision",
+        "CustomResourceDefinition",
+        "Endpoints",
+        "EndpointSlice",
+        "Event",
+        "FlowSchema",
+        "HorizontalPodAutoscaler",
+        "Ingress",
+        "IngressClass",
+        "Lease",
+        "LimitRange",
+        "MutatingWebhookConfiguration",
+        "NetworkPolicy",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "PodTemplate",
+        "PriorityLevelConfiguration",
+        "ResourceQuota",
+        "Role",
+        "RoleBinding",
+        "RuntimeClass",
+        "Secret",
+        "ServiceAccount",
+        "StorageClass",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "VolumeAttachment",
+    }
+)
 
 
 def read_documents(path: Path) -> Iterator[tuple[str, Any]]:
@@ -123,6 +211,10 @@ _SCOPES: dict[str, tuple[bool, bool]] = {
     "ReplicationController": (True, True),
     "ReplicaSet": (True, False),
     "StatefulSet": (True, False),
+    "Deployment": (True, False),
+    "DaemonSet": (True, False),
+    "Job": (True, False),
+    "CronJob": (True, False),
 }
 
 
@@ -135,36 +227,99 @@ def _object_name(kind: str, raw: Mapping[str, Any]) -> str:
     return f'{kind} "{name}"'
 
 
-def admit(kind: str, obj: dict[str, Any]) -> list[str]:
+def admit(kind: str, obj: dict[str, Any], names: Names | None = None) -> list[str]:
     """Default ``obj``, a new object of ``kind`` (one of the kinds read), in place as the API
     server defaults it (with the namespace ``default`` when it names none, as kubectl sends
     it), and say what kube-apiserver would refuse in it: each problem is
-    ``Kind "namespace/name": field: detail``; none when the object would be accepted."""
+    ``Kind "namespace/name": field: detail``; none when the object would be accepted.
+
+    A workload without a uid gets one from ``names`` (its pods' owner references name
+    it), and a Job its generated selector, as the API server's create does."""
     namespaced, core_group = _SCOPES[kind]
     what = _object_name(kind, obj)
     meta = obj.get("metadata")
     if namespaced and isinstance(meta, dict) and not meta.get("namespace"):
         meta["namespace"] = "default"
+    if kind in CONTROLLER_KINDS and isinstance(meta, dict) and not meta.get("uid"):
+        meta["uid"] = (names or Names(random.Random())).uid()
     try:
         defaults.on_create(kind, obj)
-        errs = validation.validate_create(kind, obj, namespaced=namespaced, core_group=core_group)
+        if kind == "Job":
+            generate_job_selector(obj)
+        _default_unserved(kind, obj)
+        checked = _with_claim_volumes(obj) if kind == "StatefulSet" else obj
+        errs = validation.validate_create(
+            kind, checked, namespaced=namespaced, core_group=core_group
+        )
+        if kind == "DaemonSet":
+            # Not in objects.validation yet: its spec as a ReplicaSet's (selector, template).
+            errs.extend(_daemon_set_spec(obj))
     except validation.Undecodable as err:
         # kube-apiserver's decoder names no field (a 400); ours does, for the file's reader.
-        decoder = _DECODERS[kind][1]
-        try:
-            decoder(obj)
-        except ObjectError as located:
-            return [f"{what}: {located.path}: {located.message}"]
+        entry = _DECODERS.get(kind)
+        if entry is not None:
+            try:
+                entry[1](obj)
+            except ObjectError as located:
+                return [f"{what}: {located.path}: {located.message}"]
         return [f"{what}: cannot be handled as a {kind}: {err}"]
     return [f"{what}: {err}" for err in errs]
 
 
-def load_objects(path: Path, into: ClusterObjects | None = None) -> ClusterObjects:
+def _with_claim_volumes(sts: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the StatefulSet whose template has a volume for each volumeClaimTemplate:
+    kube-apiserver lets the template's mounts name the claims (it does not validate the
+    template's pod spec at all), and each pod gets those volumes; objects.validation checks
+    the template as a pod's, so it is shown the volumes the pods will have."""
+    spec = sts.get("spec")
+    claims = spec.get("volumeClaimTemplates") if isinstance(spec, dict) else None
+    template = spec.get("template") if isinstance(spec, dict) else None
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(claims, list) or not claims or not isinstance(pod_spec, dict):
+        return sts
+    copied = copy.deepcopy(sts)
+    copied_spec = copied["spec"]["template"]["spec"]
+    volumes = copied_spec.get("volumes")
+    volumes = list(volumes) if isinstance(volumes, list) else []
+    present = {v.get("name") for v in volumes if isinstance(v, dict)}
+    for claim in claims:
+        meta = claim.get("metadata") if isinstance(claim, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if isinstance(name, str) and name and name not in present:
+            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
+    copied_spec["volumes"] = volumes
+    return copied
+
+
+def _default_unserved(kind: str, obj: dict[str, Any]) -> None:
+    # DaemonSets and CronJobs have no defaulting in objects yet: their pod templates get
+    # a pod's defaults, and a DaemonSet the generation 1 of a new object.
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if kind == "DaemonSet":
+        default_pod_template(spec.get("template"))
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            meta.setdefault("generation", 1)
+    elif kind == "CronJob":
+        job_template = spec.get("jobTemplate")
+        job_spec = job_template.get("spec") if isinstance(job_template, dict) else None
+        if isinstance(job_spec, dict):
+            default_pod_template(job_spec.get("template"))
+
+
+def load_objects(
+    path: Path, into: ClusterObjects | None = None, names: Names | None = None
+) -> ClusterObjects:
     """Decode every object of ``path`` into ``into`` (a new ClusterObjects by default).
     Raises :class:`InputError` with every problem found when an object is not one the API
-    server would accept."""
+    server would accept. Workloads are kept in ``manifests`` (uids from ``names``); kinds
+    scheduling does not read are skipped with a warning, unknown kinds too."""
     out = into if into is not None else ClusterObjects()
+    names = names if names is not None else Names(random.Random())
     problems: list[str] = []
+    skipped: list[str] = []
     for where, raw in read_documents(path):
         if not isinstance(raw, Mapping):
             problems.append(f"{where}: expected a Kubernetes object")
@@ -174,14 +329,26 @@ def load_objects(path: Path, into: ClusterObjects | None = None) -> ClusterObjec
             problems.append(f"{where}: kind: Required value: every object needs a kind")
             continue
         entry = _DECODERS.get(kind)
-        if entry is None:
+        if entry is None and kind not in CONTROLLER_KINDS:
             out.ignored_kinds[kind] = out.ignored_kinds.get(kind, 0) + 1
+            if kind in UNREAD_KINDS:
+                skipped.append(_label(kind, raw))
+            else:
+                out.warnings.append(
+                    f"{where}: unknown kind {_label(kind, raw)} (apiVersion "
+                    f"{raw.get('apiVersion') or '?'}) skipped: not a kind the policy lab "
+                    "reads — a typo?"
+                )
             continue
         # What is decoded is what the API server would have stored: defaulted, and valid.
         stored = raw if isinstance(raw, dict) else dict(raw)
-        refused = admit(kind, stored)
+        refused = admit(kind, stored, names)
         if refused:
             problems.extend(f"{where}: {problem}" for problem in refused)
+            continue
+        if kind in CONTROLLER_KINDS:
+            out.manifests.append(Manifest(where, stored, len(out.pods)))
+        if entry is None:
             continue
         attr, decode = entry
         try:
@@ -190,10 +357,40 @@ def load_objects(path: Path, into: ClusterObjects | None = None) -> ClusterObjec
             problems.append(f"{where}: {err}")
             continue
         getattr(out, attr).append(obj)
+        if kind == "Pod":
+            owner = owner_of(stored)
+            if owner[0]:
+                out.owners[obj.key] = owner
+    if skipped:
+        out.warnings.append(
+            f"{path}: skipped {len(skipped)} object{'s' if len(skipped) != 1 else ''} of "
+            f"kinds scheduling does not read: {', '.join(skipped)}"
+        )
     problems.extend(_duplicates(out, path))
     if problems:
         raise InputError(*problems)
     return out
+
+
+def _label(kind: str, raw: Mapping[str, Any]) -> str:
+    meta = raw.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return f'{kind} "{name}"' if name else kind
+
+
+def owner_of(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(kind, name, uid) of the object's controller (its owner reference with
+    ``controller: true``); empty strings when it has none."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+    for ref in refs if isinstance(refs, list) else ():
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return (
+                str(ref.get("kind") or ""),
+                str(ref.get("name") or ""),
+                str(ref.get("uid") or ""),
+            )
+    return ("", "", "")
 
 
 def _duplicates(objs: ClusterObjects, path: Path) -> list[str]:

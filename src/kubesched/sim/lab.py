@@ -23,32 +23,45 @@ from kubesched.framework.snapshot import Snapshot
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.pod import Pod
 from kubesched.objects.priority import PriorityResolver
+from kubesched.objects.workloadpods import Names
+from kubesched.sim.expand import expand_manifests
 from kubesched.sim.files import ClusterObjects, InputError, load_objects
 from kubesched.sim.simulator import Placement, Simulator, refuse_extenders
 
 
-def load_cluster(cluster_file: Path, *pod_files: Path) -> tuple[ClusterObjects, list[Pod]]:
+def load_cluster(
+    cluster_file: Path, *pod_files: Path, seed: int | None = None
+) -> tuple[ClusterObjects, list[Pod]]:
     """The cluster, and the pods to schedule: the pod files' pods, after the cluster
-    file's own pods that are not bound yet. Priorities are resolved."""
+    file's own pods that are not bound yet. Workloads in any file become the pods their
+    controllers would create first (:mod:`kubesched.sim.expand`; generated names and uids
+    from ``seed``). Priorities are resolved. What the user should know but is no error
+    (skipped kinds, workloads that make no pods) is in the cluster's ``warnings``."""
+    names = Names(random.Random(seed))
     # Every file is read before any problem is reported, so that one run shows them all.
     problems: list[str] = []
     loaded: list[ClusterObjects] = []
     for path in (cluster_file, *pod_files):
         try:
-            loaded.append(load_objects(path))
+            loaded.append(load_objects(path, names=names))
         except InputError as err:
             problems.extend(err.problems)
     if problems:
         raise InputError(*problems)
     cluster, *extras = loaded
-    pending = [p for p in cluster.pods if not p.node_name]
-    cluster.pods = [p for p in cluster.pods if p.node_name]
     for path, extra in zip(pod_files, extras, strict=True):
         if extra.nodes:
-            raise InputError(f"{path}: a pods file holds pods only, found a Node")
+            raise InputError(f"{path}: a pods file holds pods and workloads only, found a Node")
+    expand_manifests(loaded, cluster.nodes, names)
+    pending = [p for p in cluster.pods if not p.node_name]
+    cluster.pods = [p for p in cluster.pods if p.node_name]
+    for extra in extras:
         pending.extend(extra.pods)
         cluster.pdbs.extend(extra.pdbs)
         cluster.priority_classes.extend(extra.priority_classes)
+        cluster.workloads.extend(extra.workloads)
+        cluster.owners.update(extra.owners)
+        cluster.warnings.extend(extra.warnings)
     known = {p.key for p in cluster.pods}
     for pod in pending:
         if pod.key in known:
@@ -73,6 +86,8 @@ class SimulationResult:
 
     placements: list[Placement]
     simulator: Simulator
+    #: The controller of each pod that has one: pod key to (kind, name, uid).
+    owners: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)
 
 
 def simulate(
@@ -97,7 +112,7 @@ def simulate(
     )
     placements = [Placement(p, p.node_name, None) for p in bound_now]
     placements += sim.run([p for p in pending if not p.node_name])
-    return SimulationResult(placements, sim)
+    return SimulationResult(placements, sim, dict(cluster.owners))
 
 
 def simulation_json(result: SimulationResult) -> dict[str, Any]:
@@ -105,6 +120,7 @@ def simulation_json(result: SimulationResult) -> dict[str, Any]:
     placements = [
         {
             "pod": p.pod.key,
+            "owner": _owner(result.owners.get(p.pod.key)),
             "node": p.node,
             "message": p.message,
             "preempted": list(p.preempted),
@@ -134,6 +150,10 @@ def simulation_json(result: SimulationResult) -> dict[str, Any]:
             "nodes": nodes,
         },
     }
+
+
+def _owner(owner: tuple[str, str, str] | None) -> str | None:
+    return f"{owner[0]}/{owner[1]}" if owner else None
 
 
 def explain(
@@ -200,7 +220,13 @@ def explain(
                 "score": totals.get(node.name) if feasible else None,
             }
         )
-    return {"pod": pod.key, "node": chosen, "message": message, "nodes": nodes}
+    return {
+        "pod": pod.key,
+        "owner": _owner(cluster.owners.get(pod.key)),
+        "node": chosen,
+        "message": message,
+        "nodes": nodes,
+    }
 
 
 class _DryRunClient:

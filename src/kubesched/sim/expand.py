@@ -1,0 +1,119 @@
+"""Workloads read from files become the pods their controllers would create first.
+
+The kinds' rules are :mod:`kubesched.objects.workloadpods` (shared with the
+controllers); here they are applied to what the files hold: a workload's children already
+in the files (pods, or a Deployment's ReplicaSet, found by owner reference) are not made
+again, DaemonSets are matched against the cluster file's nodes, and each pod made is
+defaulted and validated as the API server would on create before it is decoded. A
+Deployment's ReplicaSet joins the workloads, so that PodTopologySpread's default
+constraints select its pods as in a cluster.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from kubesched.objects.errors import ObjectError
+from kubesched.objects.node import Node
+from kubesched.objects.pod import Pod
+from kubesched.objects.policy import Workload
+from kubesched.objects.workloadpods import (
+    COMPLETION_INDEX,
+    Expansion,
+    Names,
+    cron_job_pods,
+    daemon_set_pods,
+    deployment_pods,
+    job_pods,
+    replica_set_pods,
+    stateful_set_pods,
+)
+from kubesched.sim.files import ClusterObjects, InputError, Manifest, admit, owner_of
+
+__all__ = ["expand_manifests"]
+
+
+class _Children:
+    """What exists of each owner (by uid): its pods and its ReplicaSets."""
+
+    def __init__(self, objs: Sequence[ClusterObjects]) -> None:
+        self.pods: dict[str, list[Pod]] = defaultdict(list)
+        self.replica_sets: Counter[str] = Counter()
+        for loaded in objs:
+            by_key = {p.key: p for p in loaded.pods}
+            for key, (_, _, uid) in loaded.owners.items():
+                if key in by_key and uid:
+                    self.pods[uid].append(by_key[key])
+            for manifest in loaded.manifests:
+                _, _, uid = owner_of(manifest.obj)
+                if manifest.kind == "ReplicaSet" and uid:
+                    self.replica_sets[uid] += 1
+
+    def of(self, obj: dict[str, Any]) -> list[Pod]:
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        return [p for p in self.pods.get(uid, ()) if p.phase not in ("Succeeded", "Failed")]
+
+
+def _expand(manifest: Manifest, nodes: Sequence[Node], names: Names, kids: _Children) -> Expansion:
+    obj = manifest.obj
+    kind = manifest.kind
+    existing = kids.of(obj)
+    if kind == "Deployment":
+        uid = str(obj["metadata"].get("uid") or "")
+        return deployment_pods(obj, names, has_replica_set=kids.replica_sets[uid] > 0)
+    if kind in ("ReplicaSet", "ReplicationController"):
+        return replica_set_pods(obj, names, len(existing), kind)
+    if kind == "StatefulSet":
+        return stateful_set_pods(obj, {p.name for p in existing})
+    if kind == "Job":
+        indexes = {
+            int(p.labels[COMPLETION_INDEX])
+            for p in existing
+            if p.labels.get(COMPLETION_INDEX, "").isdigit()
+        }
+        return job_pods(obj, names, len(existing), indexes)
+    if kind == "DaemonSet":
+        return daemon_set_pods(obj, nodes, names, {p.node_name for p in existing if p.node_name})
+    return cron_job_pods(obj)
+
+
+def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], names: Names) -> None:
+    """Expand the workloads of every file of ``loaded`` into its ``pods`` (each at the
+    workload's place in the file), add the ReplicaSets that Deployments create to its
+    ``workloads``, record each pod's owner and warn about workloads that create no pods.
+    Raises :class:`InputError` naming the workload when a pod it makes would be refused."""
+    kids = _Children(loaded)
+    problems: list[str] = []
+    for objs in loaded:
+        inserted = 0
+        for manifest in objs.manifests:
+            what = f'{manifest.kind} "{manifest.key}"'
+            try:
+                expansion = _expand(manifest, nodes, names, kids)
+            except ObjectError as err:
+                problems.append(f"{manifest.where}: {what}: {err}")
+                continue
+            for note in expansion.notes:
+                objs.warnings.append(f"{manifest.where}: {what}: {note}")
+            for owner in expansion.owners:
+                objs.workloads.append(Workload.from_dict(owner))
+            pods: list[Pod] = []
+            for raw in expansion.pods:
+                refused = admit("Pod", raw, names)
+                if refused:
+                    problems.extend(f"{manifest.where}: {what} makes {p}" for p in refused)
+                    continue
+                try:
+                    pod = Pod.from_dict(raw)
+                except ObjectError as err:
+                    problems.append(f"{manifest.where}: {what} makes {err}")
+                    continue
+                objs.owners[pod.key] = owner_of(raw)
+                pods.append(pod)
+            at = manifest.position + inserted
+            objs.pods[at:at] = pods
+            inserted += len(pods)
+    if problems:
+        raise InputError(*problems)
