@@ -15,7 +15,7 @@ import yaml
 
 from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.cli import main
-from kubesched.cli.export import split_export
+from kubesched.cli.export import JOBS, split_export
 from kubesched.config import load_config
 from kubesched.kube import Client, load_kubeconfig
 from kubesched.kube.resources import (
@@ -295,3 +295,96 @@ def test_export_without_a_reachable_server_fails_with_one_line(
     err = capsys.readouterr().err
     assert err.startswith("kubesched export: ") and err.count("\n") == 1
     assert not (tmp_path / "c.yaml").exists()
+
+
+def test_export_keeps_the_workload_owners_of_the_pods_it_copies(
+    apiserver: ApiServerHandle, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ReplicaSet with two of its three pods bound and one pending, a Job with one of its
+    two parallel pods bound: the copy keeps both owners (uids, selectors, counts) and the
+    pods' owner references, so simulate makes only the Job's missing pod, and the
+    ReplicaSet's pending pod spreads away from its siblings."""
+    kubeconfig = Path(apiserver.kubeconfig_path)
+    labels = {"app": "api"}
+
+    def owned(name: str, owner: dict[str, Any], kind: str, **spec: Any) -> dict[str, Any]:
+        raw = pod(name, "100m", "128Mi", **spec)
+        raw["metadata"]["labels"] = dict(owner["spec"]["template"]["metadata"]["labels"])
+        raw["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": owner["apiVersion"],
+                "kind": kind,
+                "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"],
+                "controller": True,
+            }
+        ]
+        raw["spec"]["schedulerName"] = "default-scheduler"
+        if kind == "Job":
+            raw["spec"]["restartPolicy"] = "Never"
+        return raw
+
+    async def setup() -> None:
+        async with Client(load_kubeconfig([kubeconfig])) as client:
+            for name in ("n-small", "n-mid", "n-big"):
+                await client.create(NODES.raw, node(name))
+            template = pod("tmpl", "100m", "128Mi")
+            rs = await client.create(
+                REPLICA_SETS.raw,
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "metadata": {"name": "api", "namespace": "default"},
+                    "spec": {
+                        "replicas": 3,
+                        "selector": {"matchLabels": labels},
+                        "template": {"metadata": {"labels": labels}, "spec": template["spec"]},
+                    },
+                },
+            )
+            rs.setdefault("apiVersion", "apps/v1")
+            job = await client.create(
+                JOBS.raw,
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "metadata": {"name": "batch", "namespace": "default"},
+                    "spec": {
+                        "parallelism": 2,
+                        "completions": 4,
+                        "template": {
+                            "spec": {**template["spec"], "restartPolicy": "Never"},
+                        },
+                    },
+                },
+            )
+            job.setdefault("apiVersion", "batch/v1")
+            await client.create(PODS.raw, owned("api-1", rs, "ReplicaSet", nodeName="n-big"))
+            await client.create(PODS.raw, owned("api-2", rs, "ReplicaSet", nodeName="n-mid"))
+            await client.create(PODS.raw, owned("api-3", rs, "ReplicaSet"))
+            await client.create(PODS.raw, owned("batch-1", job, "Job", nodeName="n-big"))
+
+    asyncio.run(setup())
+    cluster, pending = tmp_path / "cluster.yaml", tmp_path / "pending.yaml"
+    args = ["export", "--kubeconfig", str(kubeconfig), "-o", str(cluster)]
+    assert main([*args, "--pending", str(pending)]) == 0
+    capsys.readouterr()
+    items = yaml.safe_load(cluster.read_text())["items"]
+    kinds = [o["kind"] for o in items]
+    assert kinds.count("Job") == 1 and kinds.count("ReplicaSet") == 1
+    exported_job = next(o for o in items if o["kind"] == "Job")
+    assert exported_job["spec"]["parallelism"] == 2
+    assert exported_job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    bound = {o["metadata"]["name"]: o for o in items if o["kind"] == "Pod"}
+    assert bound["batch-1"]["metadata"]["ownerReferences"][0]["kind"] == "Job"
+
+    assert main(["simulate", "--cluster", str(cluster), "--pods", str(pending), "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    placements = json.loads(out)["placements"]
+    owners = sorted(p["owner"] for p in placements)
+    # The ReplicaSet's third pod is the pending one; the Job lacks one of its two.
+    assert owners == ["Job/batch", "ReplicaSet/api"]
+    api = next(p for p in placements if p["owner"] == "ReplicaSet/api")
+    assert api["pod"] == "default/api-3"
+    assert api["node"] == "n-small"

@@ -2,10 +2,11 @@
 
 Lists, through ``kube`` (our only door to an API server), what scheduling reads — nodes,
 pods, namespaces, priority classes, PodDisruptionBudgets and the Services / ReplicaSets /
-StatefulSets / ReplicationControllers behind PodTopologySpread's default constraints — and
-writes them as one ``kind: List`` that ``kubesched simulate --cluster`` and ``kubesched
-explain --cluster`` load. Pending pods (not bound, not finished) go to ``--pending FILE``
-for ``simulate --pods``, so a policy can be tried on a copy of production::
+StatefulSets / ReplicationControllers behind PodTopologySpread's default constraints, and
+the Jobs and DaemonSets that own the pods copied — and writes them as one ``kind: List``
+that ``kubesched simulate --cluster`` and ``kubesched explain --cluster`` load. Pending
+pods (not bound, not finished) go to ``--pending FILE`` for ``simulate --pods``, so a
+policy can be tried on a copy of production::
 
     kubesched export -o cluster.yaml --pending pending.yaml
     kubesched simulate --cluster cluster.yaml --pods pending.yaml --config new-policy.yaml
@@ -14,9 +15,11 @@ Objects are cut down to the fields scheduling reads: a copy of production should
 neither the secrets nor the bulk of production. Containers keep their name, image,
 resources, ports and restartPolicy (sidecars) — no env, command, args or mounts; pod specs
 keep the placement fields; node status keeps capacity, allocatable and images; Services
-keep their selector, ports and type; workloads keep their selectors and their pod templates
-cut as pods are; ``managedFields`` and resourceVersions go. What is written stays valid:
-the policy lab validates what it reads as the API server does.
+keep their selector, ports and type; workloads keep their selectors, replicas and their pod
+templates cut as pods are (a Job its counts, and how many succeeded); pods keep their owner
+references, so that the policy lab makes only the pods a workload lacks and spreads them as
+the default constraints would; ``managedFields`` and resourceVersions go. What is written
+stays valid: the policy lab validates what it reads as the API server does.
 Annotations are dropped unless ``--keep-annotations`` (custom plugins may read them, but
 they are where tools leave configuration and, sometimes, credentials). ConfigMaps, Secrets
 and Events are never exported.
@@ -35,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.kube import Client, KubeError
+from kubesched.kube import Client, KubeError, NotFound
 from kubesched.kube import load_config as load_connection
 from kubesched.kube.resources import (
     NAMESPACES,
@@ -99,6 +102,25 @@ _RESOURCES: tuple[Resource[Any], ...] = (
     REPLICA_SETS,
     STATEFUL_SETS,
     PODS,
+)
+
+
+def _as_is(raw: Raw) -> Raw:
+    return raw
+
+
+#: The owners of pods exported when some exported pod names one as its controller (the
+#: policy lab makes their missing pods, and must not make the ones that exist again).
+JOBS = Resource("batch", "v1", "jobs", "Job", True, _as_is)
+DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet", True, _as_is)
+_OWNER_RESOURCES: dict[str, Resource[Any]] = {"Job": JOBS, "DaemonSet": DAEMON_SETS}
+_JOB_SPEC_FIELDS = (
+    "parallelism",
+    "completions",
+    "completionMode",
+    "suspend",
+    "manualSelector",
+    "selector",
 )
 
 
@@ -166,11 +188,19 @@ def _trim(raw: Raw, keep_annotations: bool) -> Raw:
         # The selector is what PodTopologySpread's default constraints read; the ports and
         # type keep the Service one the API server (and so the loaders) accepts.
         out["spec"] = _pick(spec, _SERVICE_SPEC_FIELDS)
-    elif kind in ("ReplicationController", "ReplicaSet", "StatefulSet"):
-        out["spec"] = _pick(spec, ("selector", "replicas"))
+    elif kind in ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"):
+        # What their controllers would make more of: the lab makes the missing pods.
+        fields = _JOB_SPEC_FIELDS if kind == "Job" else ("selector", "replicas", "serviceName")
+        out["spec"] = _pick(spec, fields)
         template = spec.get("template")
         if isinstance(template, Mapping):
             out["spec"]["template"] = _template(template)
+        if kind == "Job":
+            # How many succeeded and whether it finished: a finished Job makes no pods.
+            out["status"] = _pick(status, ("succeeded",))
+            conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or ()]
+            if conditions:
+                out["status"]["conditions"] = conditions
     return out
 
 
@@ -187,6 +217,10 @@ def _template(template: Mapping[str, Any]) -> Raw:
     # the workload stays valid: validation wants a template matching the selector.
     meta = template.get("metadata") or {}
     out: Raw = {"spec": _pod_spec(template.get("spec") or {})}
+    # A Job's template is valid only with its restart policy (OnFailure or Never).
+    restart = (template.get("spec") or {}).get("restartPolicy")
+    if restart:
+        out["spec"]["restartPolicy"] = restart
     if meta.get("labels"):
         out["metadata"] = {"labels": meta["labels"]}
     return out
@@ -229,7 +263,31 @@ async def export_cluster(
             if resource is NAMESPACES and namespaces:
                 items = [i for i in items if i.get("metadata", {}).get("name") in namespaces]
             listed.extend(items)
+    listed.extend(await _owners(client, listed, namespaces))
     return split_export(listed, keep_annotations)
+
+
+async def _owners(client: Client, listed: Sequence[Raw], namespaces: Sequence[str]) -> list[Raw]:
+    """The Jobs and DaemonSets that control a pod to be exported (only these: the others
+    make pods the copy has no place for); a server that does not serve a kind has none."""
+    wanted: dict[str, set[str]] = {}
+    for raw in listed:
+        if raw.get("kind") != "Pod" or (raw.get("status") or {}).get("phase") in _TERMINAL_PHASES:
+            continue
+        for ref in (raw.get("metadata") or {}).get("ownerReferences") or ():
+            if ref.get("controller") is True and ref.get("kind") in _OWNER_RESOURCES:
+                wanted.setdefault(ref["kind"], set()).add(str(ref.get("uid") or ""))
+    found: list[Raw] = []
+    for kind in sorted(wanted):
+        resource = _OWNER_RESOURCES[kind]
+        try:
+            items: list[Raw] = []
+            for ns in namespaces or (None,):
+                items.extend((await client.list_all(resource.raw, ns)).items)
+        except NotFound:
+            continue
+        found.extend(o for o in items if (o.get("metadata") or {}).get("uid") in wanted[kind])
+    return found
 
 
 def _as_list(items: list[Raw]) -> Raw:
