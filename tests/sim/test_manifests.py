@@ -229,14 +229,19 @@ def test_skipped_and_unknown_kinds_are_warned(
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "app"}},
         {"apiVersion": "apps/v1", "kind": "Deploymnet", "metadata": {"name": "typo"}, "spec": {}},
         yaml.safe_load((DATA / "nginx-deployment.yaml").read_text()),
+        {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": "tls"}},
     )
     data, err = simulate(capsys, pods)
     assert len(data["placements"]) == 3
     lines = err.splitlines()
-    assert len(lines) == 2, err
+    assert len(lines) == 3, err
     unknown = next(line for line in lines if "Deploymnet" in line)
     assert f"{pods}: documents[3]" in unknown
     assert '"typo"' in unknown
+    assert "did you mean Deployment?" in unknown
+    custom = next(line for line in lines if "custom resource" in line)
+    assert f"{pods}: skipped 1 custom resource " in custom
+    assert 'Certificate "tls"' in custom
     skipped = next(line for line in lines if "skipped 3 objects" in line)
     assert str(pods) in skipped
     assert 'ConfigMap "settings", Secret "token", ServiceAccount "app"' in skipped

@@ -12,6 +12,7 @@ every problem of a file is reported, not only the first.
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import random
 from collections.abc import Iterator, Mapping
@@ -320,6 +321,7 @@ def load_objects(
     names = names if names is not None else Names(random.Random())
     problems: list[str] = []
     skipped: list[str] = []
+    custom: list[str] = []
     for where, raw in read_documents(path):
         if not isinstance(raw, Mapping):
             problems.append(f"{where}: expected a Kubernetes object")
@@ -333,12 +335,10 @@ def load_objects(
             out.ignored_kinds[kind] = out.ignored_kinds.get(kind, 0) + 1
             if kind in UNREAD_KINDS:
                 skipped.append(_label(kind, raw))
+            elif _is_custom(raw.get("apiVersion")):
+                custom.append(_label(kind, raw))
             else:
-                out.warnings.append(
-                    f"{where}: unknown kind {_label(kind, raw)} (apiVersion "
-                    f"{raw.get('apiVersion') or '?'}) skipped: not a kind the policy lab "
-                    "reads — a typo?"
-                )
+                out.warnings.append(f"{where}: {_unknown(kind, raw)}")
             continue
         # What is decoded is what the API server would have stored: defaulted, and valid.
         stored = raw if isinstance(raw, dict) else dict(raw)
@@ -366,10 +366,35 @@ def load_objects(
             f"{path}: skipped {len(skipped)} object{'s' if len(skipped) != 1 else ''} of "
             f"kinds scheduling does not read: {', '.join(skipped)}"
         )
+    if custom:
+        out.warnings.append(
+            f"{path}: skipped {len(custom)} custom resource{'s' if len(custom) != 1 else ''} "
+            f"the policy lab does not read: {', '.join(custom)}"
+        )
     problems.extend(_duplicates(out, path))
     if problems:
         raise InputError(*problems)
     return out
+
+
+def _is_custom(api_version: object) -> bool:
+    """Whether ``api_version`` names a group outside Kubernetes' own (``v1``, ``apps/v1``,
+    ``*.k8s.io/...``): a custom resource's, which a cluster may well serve."""
+    text = str(api_version or "")
+    group = text.rpartition("/")[0]
+    return "." in group and not group.endswith((".k8s.io", ".kubernetes.io"))
+
+
+_KNOWN_KINDS = sorted({*_DECODERS, *CONTROLLER_KINDS, *UNREAD_KINDS, "Service"})
+
+
+def _unknown(kind: str, raw: Mapping[str, Any]) -> str:
+    guess = difflib.get_close_matches(kind, _KNOWN_KINDS, n=1)
+    hint = f" — did you mean {guess[0]}?" if guess else " — a typo?"
+    return (
+        f"unknown kind {_label(kind, raw)} (apiVersion {raw.get('apiVersion') or '?'}) "
+        f"skipped: not a kind Kubernetes or the policy lab knows{hint}"
+    )
 
 
 def _label(kind: str, raw: Mapping[str, Any]) -> str:
