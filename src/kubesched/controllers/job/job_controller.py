@@ -240,7 +240,10 @@ class JobController:
             await self.pods.wait_for_sync()
             for i in range(self.workers):
                 tasks.append(asyncio.create_task(self._worker(), name=f"job worker {i}"))
-            tasks.append(asyncio.create_task(self._orphan_worker(), name="job orphan pods"))
+            # Upstream has one orphan worker; a cascade of a big Job releases its pods
+            # one patch at a time there, so ours run as many as the sync workers.
+            for i in range(self.workers):
+                tasks.append(asyncio.create_task(self._orphan_worker(), name=f"job orphans {i}"))
             await asyncio.Event().wait()
         finally:
             self.queue.shut_down()
