@@ -81,11 +81,14 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
             api.close()
     running = next(line for line in out.splitlines() if line.startswith("controllers running:"))
     assert running.split(": ")[1].split(", ") == [
+        "deployment-controller",
         "disruption-controller",
         "garbage-collector-controller",
         "job-controller",
         "kubelet",
         "pod-garbage-collector-controller",
+        "replicaset-controller",
+        "replicationcontroller-controller",
         "serviceaccount-controller",
     ]
     assert "kubesched controllers stopped" in out

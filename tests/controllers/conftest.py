@@ -35,7 +35,7 @@ def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServerHan
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    """API server (three simulated nodes, node agent) + workload controllers + the live
+    """API server (three simulated nodes) + every controller + the live
     scheduler as ``default-scheduler``, shared by one test module."""
     plane = start_control_plane(tmp_path_factory.mktemp("cluster") / "kubeconfig")
     yield plane

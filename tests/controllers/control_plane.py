@@ -29,14 +29,8 @@ from kubernetes import config as k8s_config
 
 from kubesched.cli.cluster import ClusterHandle, start_cluster
 from kubesched.config import KubeSchedulerConfiguration, default_config
-from kubesched.controllers.deployment import DEPLOYMENTS, DeploymentController
-from kubesched.controllers.ownerindex import OwnerIndex
-from kubesched.controllers.replicaset import (
-    REPLICATION_CONTROLLER_KIND,
-    ReplicaSetController,
-)
 from kubesched.kube import Client, Informer, load_kubeconfig
-from kubesched.kube.resources import PODS, REPLICA_SETS, REPLICATION_CONTROLLERS
+from kubesched.kube.resources import PODS
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
 
@@ -64,7 +58,8 @@ class ControlPlane:
         return self.apiserver.kubeconfig_path
 
     def kubectl(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
-        """Run kubectl against the cluster; its stdout (stderr raised on failure)."""
+        """Run kubectl against the cluster; its stdout (stderr raised on failure; with
+        ``check=False`` both, stdout first)."""
         result = subprocess.run(
             [KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
             input=stdin,
@@ -74,7 +69,7 @@ class ControlPlane:
         )
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
-        return result.stdout
+        return result.stdout if check else result.stdout + result.stderr
 
     def get_json(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json"))
@@ -116,53 +111,28 @@ def default_scheduler_config() -> KubeSchedulerConfiguration:
     return dataclasses.replace(config, leader_election=election)
 
 
-def start_control_plane(
-    kubeconfig: Path, nodes: int = 3, apiserver: ClusterHandle | None = None
-) -> ControlPlane:
-    """Start the API server with the simulated kubelet beside it (or use ``apiserver``),
-    then the controllers and the scheduler; return once every informer has synced. The
-    Deployment controller runs when the server serves apps/v1 Deployments."""
-    if apiserver is None:
-        apiserver = start_cluster(
-            kubeconfig_path=kubeconfig,
-            bookmark_interval=0.2,
-            nodes=nodes,
-            controllers=["kubelet", "disruption-controller"],
-            run_delay=0.05,
-            node_lease_interval=0,
-        )
+def start_control_plane(kubeconfig: Path, nodes: int = 3) -> ControlPlane:
+    """Start the API server with every controller beside it (the simulated kubelet and
+    the workload controllers, through the controller manager), then, in a thread of its
+    own, the scheduler and a watch of pods; return once all have synced."""
+    apiserver = start_cluster(
+        kubeconfig_path=kubeconfig,
+        bookmark_interval=0.2,
+        nodes=nodes,
+        run_delay=0.05,
+        node_lease_interval=0,
+    )
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     plane = ControlPlane(apiserver, loop, threading.Thread())
+    if apiserver.controllers is not None:
+        plane.controllers.update(apiserver.controllers.manager.controllers)
     failures: list[BaseException] = []
 
     async def body() -> None:
         config = load_kubeconfig([apiserver.kubeconfig_path])
         async with Client(config, qps=500, burst=500) as client:
             pods: Informer[dict[str, Any]] = Informer(client, PODS.raw)
-            replica_sets: Informer[dict[str, Any]] = Informer(client, REPLICA_SETS.raw)
-            rcs: Informer[dict[str, Any]] = Informer(client, REPLICATION_CONTROLLERS.raw)
-            deployments: Informer[dict[str, Any]] = Informer(client, DEPLOYMENTS)
-            index = OwnerIndex()
-            index.attach(pods)
-            rs_index = OwnerIndex()
-            rs_index.attach(replica_sets)
-            rs = ReplicaSetController(client, replica_sets, pods, pod_index=index)
-            rc = ReplicaSetController(
-                client, rcs, pods, REPLICATION_CONTROLLER_KIND, pod_index=index
-            )
-            plane.controllers.update(replicaset=rs, replicationcontroller=rc)
-            apps = await client.request("GET", "/apis/apps/v1")
-            served = {r.get("name") for r in apps.get("resources") or ()}
-            informers = [pods, replica_sets, rcs]
-            controllers: list[Any] = [rs, rc]
-            if "deployments" in served:
-                dc = DeploymentController(
-                    client, deployments, replica_sets, pods, rs_index=rs_index, pod_index=index
-                )
-                plane.controllers["deployment"] = dc
-                informers.append(deployments)
-                controllers.append(dc)
 
             def seen(pod: dict[str, Any]) -> None:
                 node = (pod.get("spec") or {}).get("nodeName")
@@ -184,23 +154,18 @@ def start_control_plane(
             scheduler = Scheduler(
                 default_scheduler_config(), in_tree_registry(), client, rng=random.Random(0)
             )
-            for informer in informers:
-                informer.start()
+            pods.start()
             scheduler_task = asyncio.create_task(scheduler.run())
-            tasks = [asyncio.create_task(c.run()) for c in controllers]
             try:
-                await asyncio.gather(*(i.has_synced.wait() for i in informers))
+                await pods.has_synced.wait()
                 while not all(i.has_synced.is_set() for i in scheduler.informers):
                     await asyncio.sleep(0.02)
                 ready.set()
-                await asyncio.gather(*tasks)
+                await asyncio.Event().wait()
             finally:
                 scheduler.stop()
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, scheduler_task, return_exceptions=True)
-                for informer in informers:
-                    await informer.stop()
+                await asyncio.gather(scheduler_task, return_exceptions=True)
+                await pods.stop()
 
     def run() -> None:
         asyncio.set_event_loop(loop)
@@ -215,11 +180,11 @@ def start_control_plane(
             ready.set()
             loop.close()
 
-    plane.thread = threading.Thread(target=run, name="controllers", daemon=True)
+    plane.thread = threading.Thread(target=run, name="scheduler", daemon=True)
     plane.thread.start()
     if not ready.wait(timeout=60) or failures:
         apiserver.stop()
-        raise RuntimeError("the controllers did not start") from (failures or [None])[0]
+        raise RuntimeError("the scheduler did not start") from (failures or [None])[0]
     return plane
 
 

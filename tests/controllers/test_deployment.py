@@ -36,7 +36,7 @@ spec:
 
 @pytest.fixture(scope="module", autouse=True)
 def deployments_served(cluster: ControlPlane) -> None:
-    if "deployment" not in cluster.controllers:
+    if "deployment-controller" not in cluster.controllers:
         pytest.skip("the API server does not serve apps/v1 Deployments")
 
 
@@ -221,3 +221,31 @@ def test_revision_history_limit_deletes_the_oldest_replica_sets(cluster: Control
         rollout_status(cluster, name)
     kept = wait_for(lambda: exactly(2, replica_sets(cluster, name)), what="2 ReplicaSets")
     assert [rs["metadata"]["annotations"][REVISION] for rs in kept] == ["3", "4"]
+
+
+def test_a_stuck_rollout_exceeds_its_progress_deadline(cluster: ControlPlane):
+    name = "stuck"
+    cluster.kubectl("apply", "-f", "-", stdin=manifest(name, 1, "  progressDeadlineSeconds: 1\n"))
+    rollout_status(cluster, name)
+    # A template no node can run: the new pod stays Pending, the rollout makes no progress.
+    cluster.kubectl(
+        "patch",
+        f"deployment/{name}",
+        "-p",
+        '{"spec":{"template":{"spec":{"nodeSelector":{"no-such-label":"x"}}}}}',
+    )
+
+    def timed_out() -> dict | None:
+        cond = condition(cluster.get_json("deployment", name), "Progressing")
+        return cond if cond["reason"] == "ProgressDeadlineExceeded" else None
+
+    cond = wait_for(timed_out, what="ProgressDeadlineExceeded")
+    assert cond["status"] == "False"
+    assert (
+        cond["message"].startswith('ReplicaSet "stuck-')
+        and "timed out progressing" in cond["message"]
+    )
+    result = cluster.kubectl(
+        "rollout", "status", f"deployment/{name}", "--timeout=20s", check=False
+    )
+    assert 'deployment "stuck" exceeded its progress deadline' in result

@@ -4,13 +4,24 @@ the server must serve for it."""
 
 from __future__ import annotations
 
-from kubesched.controllers import disruption, garbagecollector, job, kubelet, podgc, serviceaccount
+from kubesched.controllers import (
+    disruption,
+    garbagecollector,
+    job,
+    kubelet,
+    podgc,
+    replicaset,
+    serviceaccount,
+)
+from kubesched.controllers.deployment import controller as deployment
 from kubesched.controllers.manager import ControllerDescriptor
 from kubesched.kube.resources import (
     NAMESPACES,
     NODES,
     POD_DISRUPTION_BUDGETS,
     PODS,
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
     SERVICE_ACCOUNTS,
 )
 
@@ -25,6 +36,19 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
     ControllerDescriptor(serviceaccount.NAME, serviceaccount.start, (NAMESPACES, SERVICE_ACCOUNTS)),
     ControllerDescriptor(job.NAME, job.start_job_controller, (job.JOBS, PODS)),
     ControllerDescriptor(garbagecollector.NAME, garbagecollector.start_garbage_collector),
+    ControllerDescriptor(
+        replicaset.NAME, replicaset.start_replicaset_controller, (REPLICA_SETS, PODS)
+    ),
+    ControllerDescriptor(
+        replicaset.RC_NAME,
+        replicaset.start_replication_controller,
+        (REPLICATION_CONTROLLERS, PODS),
+    ),
+    ControllerDescriptor(
+        deployment.COMPONENT,
+        deployment.start_deployment_controller,
+        (deployment.DEPLOYMENTS, REPLICA_SETS, PODS),
+    ),
 )
 
 

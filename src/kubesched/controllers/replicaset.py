@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
 from kubesched.controllers.controller_utils import (
@@ -34,10 +34,11 @@ from kubesched.controllers.controller_utils import (
     pod_key,
     slow_start_batch,
 )
-from kubesched.controllers.ownerindex import OwnerIndex, object_key
+from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
 from kubesched.kube import Client, Conflict, Informer, KubeError, NotFound
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import (
+    PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     RawObject,
@@ -55,12 +56,19 @@ from kubesched.objects.errors import ObjectError
 from kubesched.objects.podtemplate import controller_of, controller_ref
 from kubesched.objects.selectors import LabelSelector, selector_from_set
 
+if TYPE_CHECKING:
+    from kubesched.controllers.manager import ControllerContext
+
 __all__ = [
+    "NAME",
+    "RC_NAME",
     "REPLICATION_CONTROLLER_KIND",
     "REPLICA_SET_KIND",
     "ReplicaSetController",
     "ReplicaSetKind",
     "calculate_status",
+    "start_replicaset_controller",
+    "start_replication_controller",
 ]
 
 log = logging.getLogger(__name__)
@@ -448,9 +456,14 @@ class ReplicaSetController:
             self.expectations.expect_creations(key, count)
             template = (owner.get("spec") or {}).get("template") or {}
             ref = controller_ref(owner, self.kind.api_version, self.kind.kind)
+            try:
+                pod = self.pod_control.pod_for(template, typed, ref)
+            except ObjectError:
+                self.expectations.lower_expectations(key, count, 0)
+                raise
 
             async def create() -> None:
-                await self.pod_control.create_pods(namespace, template, typed, ref)
+                await self.pod_control.create_pod(namespace, pod, typed)
 
             created, error = await slow_start_batch(count, SLOW_START_INITIAL_BATCH_SIZE, create)
             # Pods never created will never be observed.
@@ -537,3 +550,32 @@ class ReplicaSetController:
                     self.kind.resource, meta["name"], meta.get("namespace")
                 )
         raise AssertionError("unreachable")
+
+
+#: The controllers' names (kube-controller-manager's ``names.go``).
+NAME = "replicaset-controller"
+RC_NAME = "replicationcontroller-controller"
+
+
+def start_replicaset_controller(ctx: ControllerContext) -> ReplicaSetController:
+    """The ReplicaSet controller's init function for the controller manager."""
+    pods = ctx.informers.informer(PODS)
+    return ReplicaSetController(
+        ctx.client(NAME),
+        ctx.informers.informer(REPLICA_SETS),
+        pods,
+        REPLICA_SET_KIND,
+        pod_index=shared_index(pods),
+    )
+
+
+def start_replication_controller(ctx: ControllerContext) -> ReplicaSetController:
+    """The ReplicationController controller's init function for the controller manager."""
+    pods = ctx.informers.informer(PODS)
+    return ReplicaSetController(
+        ctx.client(RC_NAME),
+        ctx.informers.informer(REPLICATION_CONTROLLERS),
+        pods,
+        REPLICATION_CONTROLLER_KIND,
+        pod_index=shared_index(pods),
+    )

@@ -12,21 +12,24 @@ import copy
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
 from kubesched.controllers.controller_utils import WrittenVersions
 from kubesched.controllers.deployment import recreate, rolling, sync
-from kubesched.controllers.ownerindex import OwnerIndex, object_key
+from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
 from kubesched.kube import Client, Informer, KubeError
 from kubesched.kube.record import EventRecorder
-from kubesched.kube.resources import REPLICA_SETS, RawObject, Resource
+from kubesched.kube.resources import PODS, REPLICA_SETS, RawObject, Resource
 from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.podtemplate import controller_of
 from kubesched.objects.selectors import LabelSelector
 
-__all__ = ["DEPLOYMENTS", "DeploymentController"]
+if TYPE_CHECKING:
+    from kubesched.controllers.manager import ControllerContext
+
+__all__ = ["COMPONENT", "DEPLOYMENTS", "DeploymentController", "start_deployment_controller"]
 
 log = logging.getLogger(__name__)
 
@@ -298,3 +301,17 @@ class DeploymentController:
             await recreate.rollout_recreate(self, d, rs_list, self.pod_map(rs_list))
         else:
             await rolling.rollout_rolling(self, d, rs_list)
+
+
+def start_deployment_controller(ctx: ControllerContext) -> DeploymentController:
+    """The Deployment controller's init function for the controller manager."""
+    replica_sets = ctx.informers.informer(REPLICA_SETS)
+    pods = ctx.informers.informer(PODS)
+    return DeploymentController(
+        ctx.client(COMPONENT),
+        ctx.informers.informer(DEPLOYMENTS),
+        replica_sets,
+        pods,
+        rs_index=shared_index(replica_sets),
+        pod_index=shared_index(pods),
+    )
