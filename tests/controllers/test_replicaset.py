@@ -118,6 +118,11 @@ def test_replicas_converge_through_scale_up_and_down(cluster: ControlPlane, kind
     cluster.kubectl("scale", f"{kind}/{name}", "--replicas=1")
     wait_for(lambda: running_ready(cluster, name, 1), what="1 pod left")
     wait_for(lambda: status_is(cluster, kind, name, replicas=1, availableReplicas=1), what="1")
+    # Expectations: however the watch lagged, exactly 3 + 2 pods were ever created.
+    created = [
+        pod for event, pod, owner in cluster.pod_events() if event == "ADDED" and owner == name
+    ]
+    assert len(created) == 5
     events = cluster.get_json("events", "--field-selector", f"involvedObject.name={name}")
     reasons = {e["reason"] for e in events["items"]}
     assert {"SuccessfulCreate", "SuccessfulDelete"} <= reasons
