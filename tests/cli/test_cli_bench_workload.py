@@ -23,8 +23,11 @@ def test_a_small_deployment_runs_every_pod_once(capsys):
     assert 0 < data["last_created_seconds"] <= data["last_bound_seconds"]
     assert data["last_bound_seconds"] <= data["last_running_seconds"] <= data["seconds"]
     assert data["pods_per_second"] > 0
-    for process in ("apiserver", "controllers", "scheduler", "kubelet"):
-        assert data["cpu_seconds"][process] > 0, process
+    # Each process was measured (/proc); six pods may cost one of them less than a tick.
+    cpu = data["cpu_seconds"]
+    for process in ("apiserver", "controllers", "scheduler", "kubelet", "driver"):
+        assert isinstance(cpu[process], float) and cpu[process] >= 0, process
+    assert sum(cpu.values()) > 0
 
 
 @pytest.mark.parametrize(
