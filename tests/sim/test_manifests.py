@@ -342,3 +342,92 @@ def test_cluster_file_workloads_count_what_exists(
     # The new api pod goes where its ReplicaSet has none.
     api = next(p for p in data["placements"] if p["owner"] == "ReplicaSet/api")
     assert api["node"] not in ("worker-a", "worker-b")
+
+
+def test_a_dump_of_a_running_deployment_makes_no_new_pods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kubectl get deploy,rs,pods -o yaml` of a rolled-out Deployment: the Deployment has
+    its ReplicaSet, the ReplicaSet its pods, so nothing is made again; a pending pod of
+    the dump is scheduled as itself."""
+    deployment = yaml.safe_load((DATA / "nginx-deployment.yaml").read_text())
+    deployment["metadata"]["uid"] = "deploy-uid"
+    deployment["spec"]["replicas"] = 2
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "nginx-deployment-abc",
+            "uid": "rs-uid",
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": "nginx-deployment",
+                    "uid": "deploy-uid",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "nginx", "pod-template-hash": "abc"}},
+            "template": {
+                "metadata": {"labels": {"app": "nginx", "pod-template-hash": "abc"}},
+                "spec": deployment["spec"]["template"]["spec"],
+            },
+        },
+    }
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"nginx-deployment-abc-{suffix}",
+                "labels": {"app": "nginx", "pod-template-hash": "abc"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ReplicaSet",
+                        "name": "nginx-deployment-abc",
+                        "uid": "rs-uid",
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {**deployment["spec"]["template"]["spec"], **spec},
+        }
+        for suffix, spec in (("bound", {"nodeName": "worker-a"}), ("waits", {}))
+    ]
+    nodes = yaml.safe_load(CLUSTER.read_text())["items"]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        yaml.safe_dump(
+            {"apiVersion": "v1", "kind": "List", "items": [*nodes, deployment, rs, *pods]}
+        )
+    )
+    data, err = simulate(capsys, cluster=dump)
+    assert err == ""
+    assert [(p["pod"], p["owner"]) for p in data["placements"]] == [
+        ("default/nginx-deployment-abc-waits", "ReplicaSet/nginx-deployment-abc")
+    ]
+    assert data["placements"][0]["node"] != "worker-a"
+
+
+def test_a_cron_job_is_validated_though_it_makes_no_pods(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cron = yaml.safe_load((DATA / "hello-cronjob.yaml").read_text())
+    del cron["spec"]["schedule"]
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    del pod["containers"][0]["image"]
+    pod["restartPolicy"] = "Always"
+    code = main(
+        ["simulate", "--cluster", str(CLUSTER), "--pods", str(write(tmp_path / "c.yaml", cron))]
+    )
+    _, err = capsys.readouterr()
+    assert code == 2
+    where = f'{tmp_path / "c.yaml"}: CronJob "default/hello": '
+    assert f"{where}spec.schedule: Required value" in err
+    assert f"{where}spec.jobTemplate.spec.template.spec.containers[0].image: Required value" in err
+    assert 'restartPolicy: Unsupported value: "Always"' in err

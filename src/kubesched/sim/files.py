@@ -34,6 +34,8 @@ from kubesched.objects.policy import (
     PriorityClass,
     Workload,
 )
+from kubesched.objects.validation.core import not_supported, required
+from kubesched.objects.validation.pod import pod_spec
 from kubesched.objects.validation.workloads import replica_set as _daemon_set_spec
 from kubesched.objects.workloadpods import Names, generate_job_selector
 
@@ -255,6 +257,8 @@ def admit(kind: str, obj: dict[str, Any], names: Names | None = None) -> list[st
         if kind == "DaemonSet":
             # Not in objects.validation yet: its spec as a ReplicaSet's (selector, template).
             errs.extend(_daemon_set_spec(obj))
+        elif kind == "CronJob":
+            errs.extend(_cron_job_spec(obj))
     except validation.Undecodable as err:
         # kube-apiserver's decoder names no field (a 400); ours does, for the file's reader.
         entry = _DECODERS.get(kind)
@@ -290,6 +294,28 @@ def _with_claim_volumes(sts: dict[str, Any]) -> dict[str, Any]:
             volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
     copied_spec["volumes"] = volumes
     return copied
+
+
+def _cron_job_spec(obj: dict[str, Any]) -> list[validation.FieldError]:
+    # Not in objects.validation yet: what matters before the schedule fires — a schedule
+    # (not parsed here) and a job template whose pods could be created.
+    raw_spec = obj.get("spec")
+    spec: dict[str, Any] = raw_spec if isinstance(raw_spec, dict) else {}
+    errs: list[validation.FieldError] = []
+    if not spec.get("schedule"):
+        errs.append(required("spec.schedule"))
+    job_template = spec.get("jobTemplate")
+    job_spec = job_template.get("spec") if isinstance(job_template, dict) else None
+    template = job_spec.get("template") if isinstance(job_spec, dict) else None
+    path = "spec.jobTemplate.spec.template.spec"
+    pod = template.get("spec") if isinstance(template, dict) else None
+    errs.extend(pod_spec(pod, path))
+    restart = pod.get("restartPolicy") if isinstance(pod, dict) else None
+    if isinstance(pod, dict) and restart not in ("OnFailure", "Never"):
+        errs.append(
+            not_supported(f"{path}.restartPolicy", restart or "Always", ("OnFailure", "Never"))
+        )
+    return errs
 
 
 def _default_unserved(kind: str, obj: dict[str, Any]) -> None:
