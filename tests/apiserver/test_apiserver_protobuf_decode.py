@@ -60,6 +60,9 @@ def fill_special(ref, message):
     if ref == "meta.FieldsV1":
         message.Raw = b'{"f:metadata":{}}'
         return {"f:metadata": {}}
+    if ref == "runtime.RawExtension":
+        message.raw = b'{"spec":{"template":{}}}'
+        return {"spec": {"template": {}}}
     return None
 
 

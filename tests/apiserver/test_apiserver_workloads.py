@@ -420,21 +420,16 @@ def test_kubectl_apply_of_a_kind_not_served_says_so(kubectl):
     # kubectl looks up a kind missing from /openapi/v3 in /openapi/v2; an empty v2 document
     # lets it go on to the error a real cluster gives, not "failed to download openapi".
     manifest = """
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: k-cron}
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: k-ingress}
 spec:
-  schedule: "* * * * *"
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          restartPolicy: OnFailure
-          containers: [{name: c, image: busybox}]
+  defaultBackend:
+    service: {name: web, port: {number: 80}}
 """
     result = kubectl("apply", "-f", "-", stdin=manifest, check=False)
     assert result.returncode == 1
-    assert 'no matches for kind "CronJob" in version "batch/v1"' in result.stderr
+    assert 'no matches for kind "Ingress" in version "networking.k8s.io/v1"' in result.stderr
 
 
 def test_openapi_v2_lists_no_definitions(apiserver):

@@ -73,6 +73,9 @@ TYPES: dict[str, dict[str, PatchField]] = {
     "WorkloadSpec": _TEMPLATED_SPEC,
     # DeploymentSpec.strategy is retainKeys: kubectl sends the $retainKeys directive.
     "DeploymentSpec": {**_TEMPLATED_SPEC, "strategy": PatchField("retainKeys")},
+    # StatefulSetSpec.volumeClaimTemplates has no strategy (atomic): replaced whole.
+    "CronJobSpec": {"jobTemplate": _of("JobTemplateSpec")},
+    "JobTemplateSpec": {"metadata": _of("ObjectMeta"), "spec": _of("WorkloadSpec")},
 }
 
 
@@ -95,7 +98,10 @@ KINDS: dict[str, dict[str, PatchField]] = {
     "ReplicaSet": _object("WorkloadSpec", "Conditioned"),
     "StatefulSet": _object("WorkloadSpec", "Conditioned"),
     "ReplicationController": _object("WorkloadSpec", "Conditioned"),
+    "DaemonSet": _object("WorkloadSpec", "Conditioned"),
+    "ControllerRevision": _object(),
     "Job": _object("WorkloadSpec", "Conditioned"),
+    "CronJob": _object("CronJobSpec"),
     "PodDisruptionBudget": _object("", "Conditioned"),
     "Event": _object(),
     "ConfigMap": _object(),

@@ -1,11 +1,12 @@
 """Table printers of the kinds besides pods, nodes and events (:mod:`.tables`): the
 columns and cells of kube-apiserver's ``printNamespace``, ``printConfigMap``,
 ``printSecret``, ``printServiceAccount``, ``printService``, ``printReplicationController``,
-``printDeployment``, ``printReplicaSet``, ``printStatefulSet``, ``printJob``,
-``printPodDisruptionBudget``, ``printPriorityClass`` and ``printLease``, so that
-``kubectl get svc,cm,secret,sa,pdb,pc,rc,deploy,rs,sts,job,leases,ns`` prints what it
-prints against a real cluster. Wide columns (priority 1) are always filled, as upstream's
-server does; kubectl shows them with ``-o wide``.
+``printDeployment``, ``printReplicaSet``, ``printStatefulSet``, ``printDaemonSet``,
+``printControllerRevision``, ``printJob``, ``printCronJob``, ``printPodDisruptionBudget``,
+``printPriorityClass`` and ``printLease``, so that
+``kubectl get svc,cm,secret,sa,pdb,pc,rc,deploy,rs,sts,ds,controllerrevisions,job,cj,ns``
+prints what it prints against a real cluster. Wide columns (priority 1) are always
+filled, as upstream's server does; kubectl shows them with ``-o wide``.
 
 Column descriptions are ours (kubectl does not print them). Where this server stores an
 object without the defaults upstream's API would have given it (an RC or a StatefulSet
@@ -292,6 +293,100 @@ def stateful_set_cells(obj: Object, now: datetime) -> Cells:
     return [_name(obj), ready, _created(obj, now), names, images]
 
 
+DAEMONSET_COLUMNS = [
+    _name_col(),
+    col("Desired", "The number of nodes that should run the daemon pod.", kind="integer"),
+    col("Current", "The number of nodes running at least one daemon pod.", kind="integer"),
+    col("Ready", "The number of nodes whose daemon pod is ready.", kind="integer"),
+    col("Up-to-date", "The number of nodes running the updated daemon pod.", kind="integer"),
+    col("Available", "The number of nodes whose daemon pod is available.", kind="integer"),
+    col("Node Selector", "The node labels the daemon pods ask for."),
+    _age_col(),
+    col("Containers", "Names of each container in the template.", 1),
+    col("Images", "Images referenced by each container in the template.", 1),
+    col("Selector", "The label query over the daemon set's pods.", 1),
+]
+
+
+def daemon_set_cells(obj: Object, now: datetime) -> Cells:
+    """``printDaemonSet``: the status counts and the template's node selector."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _template_containers(obj)
+    node_selector = ((spec.get("template") or {}).get("spec") or {}).get("nodeSelector")
+    return [
+        _name(obj),
+        _int(status.get("desiredNumberScheduled")),
+        _int(status.get("currentNumberScheduled")),
+        _int(status.get("numberReady")),
+        _int(status.get("updatedNumberScheduled")),
+        _int(status.get("numberAvailable")),
+        format_labels(node_selector),
+        _created(obj, now),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+CONTROLLER_REVISION_COLUMNS = [
+    _name_col(),
+    col("Controller", "The controller that owns the revision (kind.group/name)."),
+    col("Revision", "The revision number.", kind="integer"),
+    _age_col(),
+]
+
+
+def controller_revision_cells(obj: Object, now: datetime) -> Cells:
+    """``printControllerRevision``: the controlling owner as ``kind.group/name``
+    (``<none>`` without one) and the revision number."""
+    controller = "<none>"
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller") is True:
+            group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+            kind = str(ref.get("kind") or "")
+            full = f"{kind}.{group}" if group else kind
+            controller = f"{full.lower()}/{ref.get('name', '')}" if kind else str(ref.get("name"))
+            break
+    return [_name(obj), controller, _int(obj.get("revision")), _created(obj, now)]
+
+
+CRONJOB_COLUMNS = [
+    _name_col(),
+    col("Schedule", "The schedule in Cron format."),
+    col("Timezone", "The time zone of the schedule."),
+    col("Suspend", "Whether later runs are suspended.", kind="boolean"),
+    col("Active", "The number of Jobs running.", kind="integer"),
+    col("Last Schedule", "When a Job was last scheduled."),
+    _age_col(),
+    col("Containers", "Names of each container in the template.", 1),
+    col("Images", "Images referenced by each container in the template.", 1),
+    col("Selector", "The label query over the Jobs' pods.", 1),
+]
+
+
+def cron_job_cells(obj: Object, now: datetime) -> Cells:
+    """``printCronJob``: schedule, zone (``<none>``), suspend (``<unset>`` when nil),
+    active Jobs and when the last was scheduled (``<none>`` before the first)."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    names, images = _template_containers({"spec": job_spec})
+    suspend = spec.get("suspend")
+    last = status.get("lastScheduleTime")
+    zone = spec.get("timeZone")
+    return [
+        _name(obj),
+        str(spec.get("schedule") or ""),
+        "<none>" if zone is None else str(zone),
+        "<unset>" if not isinstance(suspend, bool) else ("True" if suspend else "False"),
+        len(status.get("active") or []),
+        age(last, now) if last else "<none>",
+        _created(obj, now),
+        names,
+        images,
+        format_label_selector(job_spec.get("selector")),
+    ]
+
+
 JOB_COLUMNS = [
     _name_col(),
     col("Status", "Status of the job."),
@@ -420,7 +515,10 @@ PRINTERS: dict[str, Printer] = {
     "deployments": (DEPLOYMENT_COLUMNS, deployment_cells),
     "replicasets": (REPLICAS_COLUMNS, replica_set_cells),
     "statefulsets": (STATEFULSET_COLUMNS, stateful_set_cells),
+    "daemonsets": (DAEMONSET_COLUMNS, daemon_set_cells),
+    "controllerrevisions": (CONTROLLER_REVISION_COLUMNS, controller_revision_cells),
     "jobs": (JOB_COLUMNS, job_cells),
+    "cronjobs": (CRONJOB_COLUMNS, cron_job_cells),
     "poddisruptionbudgets": (PDB_COLUMNS, pdb_cells),
     "priorityclasses": (PRIORITY_CLASS_COLUMNS, priority_class_cells),
     "leases": (LEASE_COLUMNS, lease_cells),

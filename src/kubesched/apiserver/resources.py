@@ -261,6 +261,20 @@ STATEFULSETS = Resource(
     ("status", "scale"),
     categories=("all",),
 )
+DAEMONSETS = Resource(
+    "apps",
+    "v1",
+    "daemonsets",
+    "DaemonSet",
+    True,
+    "daemonset",
+    ("ds",),
+    ("status",),
+    categories=("all",),
+)
+CONTROLLERREVISIONS = Resource(
+    "apps", "v1", "controllerrevisions", "ControllerRevision", True, "controllerrevision"
+)
 DEPLOYMENTS = Resource(
     "apps",
     "v1",
@@ -283,6 +297,17 @@ JOBS = Resource(
     (),
     ("status",),
     fields=("status.successful",),
+    categories=("all",),
+)
+CRONJOBS = Resource(
+    "batch",
+    "v1",
+    "cronjobs",
+    "CronJob",
+    True,
+    "cronjob",
+    ("cj",),
+    ("status",),
     categories=("all",),
 )
 SECRETS = Resource("", "v1", "secrets", "Secret", True, "secret", fields=("type",))
@@ -361,7 +386,10 @@ BUILTIN: tuple[Resource, ...] = (
     DEPLOYMENTS,
     REPLICASETS,
     STATEFULSETS,
+    DAEMONSETS,
+    CONTROLLERREVISIONS,
     JOBS,
+    CRONJOBS,
     EVENTS_V1,
     CUSTOMRESOURCEDEFINITIONS,
     SELF_SUBJECT_ACCESS_REVIEWS,

@@ -125,6 +125,7 @@ def _validator(
 ) -> Callable[[Object, Object], None]:
     # Run by the store on the object as it would be stored (status kept or replaced).
     def check(new: Object, old: Object) -> None:
+        strategy.prepare_for_update(res, new, old, sub)
         validate_update(res, new, old, sub, view)
 
     return check

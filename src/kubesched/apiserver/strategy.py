@@ -3,12 +3,14 @@
 Two parts of kube-apiserver's per-kind strategies (``pkg/registry/<group>/<kind>/strategy.go``)
 live here:
 
-- **PrepareForCreate**: a new workload (Deployment, ReplicaSet, StatefulSet,
-  ReplicationController, Job) starts with an empty status whatever the body says (its
-  JSON keeps the counts Go writes without ``omitempty``); a Job without
+- **PrepareForCreate** / **PrepareForUpdate**: a new workload (Deployment, ReplicaSet,
+  StatefulSet, DaemonSet, ReplicationController, Job, CronJob) starts with an empty status
+  whatever the body says (its JSON keeps the counts Go writes without ``omitempty``); a Job without
   ``manualSelector: true`` gets a generated selector on its own uid and the labels that
   select its pods (``batch.kubernetes.io/controller-uid``, ``batch.kubernetes.io/job-name``,
-  and the legacy ``controller-uid`` / ``job-name``), unless the template already has them.
+  and the legacy ``controller-uid`` / ``job-name``), unless the template already has them;
+  a DaemonSet's ``deprecated.daemonset.template.generation`` annotation starts at 1 and
+  grows by one with every template change.
 - **The garbage collector's finalizers on delete** (``deletionFinalizersForGarbageCollection``
   in the generic registry's ``store.go``): a delete's ``propagationPolicy`` (or the older
   ``orphanDependents``) adds ``orphan`` or ``foregroundDeletion`` to the object's
@@ -25,6 +27,8 @@ from typing import Any
 
 from kubesched.apiserver import errors
 from kubesched.apiserver.resources import (
+    CRONJOBS,
+    DAEMONSETS,
     DEPLOYMENTS,
     JOBS,
     REPLICASETS,
@@ -54,7 +58,17 @@ _EMPTY_STATUS: dict[Resource, dict[str, int]] = {
     REPLICASETS: {"replicas": 0},
     REPLICATIONCONTROLLERS: {"replicas": 0},
     STATEFULSETS: {"replicas": 0, "availableReplicas": 0},
+    DAEMONSETS: {
+        "currentNumberScheduled": 0,
+        "numberMisscheduled": 0,
+        "desiredNumberScheduled": 0,
+        "numberReady": 0,
+    },
+    CRONJOBS: {},
 }
+#: apps/v1's form of the internal DaemonSetSpec.templateGeneration (the conversion keeps it
+#: in this annotation): 1 on create, one more on every template change.
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
 #: Kinds whose ``DefaultGarbageCollectionPolicy`` is OrphanDependents in this version.
 _ORPHAN_BY_DEFAULT = (JOBS, REPLICATIONCONTROLLERS)
 
@@ -76,6 +90,39 @@ def prepare_for_create(res: Resource, obj: Object) -> None:
         spec = obj.get("spec")
         if isinstance(spec, dict) and spec.get("manualSelector") is not True:
             _generate_job_selector(obj, spec)
+    elif res == DAEMONSETS:
+        _set_template_generation(obj, max(_template_generation(obj), 1))
+
+
+def prepare_for_update(res: Resource, new: Object, old: Object, subresource: str) -> None:
+    """``PrepareForUpdate`` beyond keeping status and generation (the store's): a
+    DaemonSet's template generation is the server's, one more when the template changes
+    (daemonSetStrategy.PrepareForUpdate)."""
+    if res != DAEMONSETS or subresource != "":
+        return
+    generation = _template_generation(old)
+    if (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template"):
+        generation += 1
+    _set_template_generation(new, generation)
+
+
+def _template_generation(obj: Object) -> int:
+    annotations = (obj.get("metadata") or {}).get("annotations")
+    value = annotations.get(TEMPLATE_GENERATION) if isinstance(annotations, dict) else None
+    try:
+        return int(value) if value is not None else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+def _set_template_generation(obj: Object, generation: int) -> None:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        annotations = meta["annotations"] = {}
+    annotations[TEMPLATE_GENERATION] = str(generation)
 
 
 def _generate_job_selector(obj: Object, spec: dict[str, Any]) -> None:

@@ -5,10 +5,11 @@ kube-apiserver defaults every object it decodes (create, update and patch alike)
 template inside a Deployment, a ReplicaSet or a Job gets ``SetDefaults_PodSpec`` and
 ``SetDefaults_Container`` just as a pod does, but not the pod-only ``SetDefaults_Pod``
 (requests from limits, ``enableServiceLinks``). This module holds those functions for
-apps/v1 (Deployment, ReplicaSet, StatefulSet), batch/v1 Job, core/v1 ReplicationController
-and Secret, and pod templates, by kind (:data:`DEFAULTERS`); :mod:`kubesched.objects.defaults`
-applies them on every write. What a registry strategy does on create (a Job's generated
-selector, a cleared status) is the API server's (:mod:`kubesched.apiserver.strategy`).
+apps/v1 (Deployment, ReplicaSet, StatefulSet, DaemonSet), batch/v1 Job and CronJob, core/v1
+ReplicationController and Secret, and pod templates, by kind (:data:`DEFAULTERS`);
+:mod:`kubesched.objects.defaults` applies them on every write. What a registry strategy
+does on create (a Job's generated selector, a cleared status) is the API server's
+(:mod:`kubesched.apiserver.strategy`).
 
 Each function changes the object in place and leaves values of the wrong JSON type alone:
 validation reports those.
@@ -209,6 +210,35 @@ def default_stateful_set(obj: Object) -> None:
         spec["replicas"] = 1
     if spec.get("revisionHistoryLimit") is None:
         spec["revisionHistoryLimit"] = 10
+    for claim in _each_dict(spec.get("volumeClaimTemplates")):
+        # SetDefaults_PersistentVolumeClaimSpec reaches the claim templates too.
+        claim_spec = _dict(claim.get("spec"))
+        if claim_spec is not None and not claim_spec.get("volumeMode"):
+            claim_spec["volumeMode"] = "Filesystem"
+    default_pod_template(spec.get("template"))
+
+
+def default_daemon_set(obj: Object) -> None:
+    """apps/v1 ``SetDefaults_DaemonSet``: RollingUpdate with maxUnavailable 1 and
+    maxSurge 0, ten old revisions kept."""
+    spec = _spec(obj)
+    if spec is None:
+        return
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        if not strategy.get("type"):
+            strategy["type"] = "RollingUpdate"
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.get("rollingUpdate")
+            if rolling is None:
+                rolling = strategy["rollingUpdate"] = {}
+            if isinstance(rolling, dict):
+                if rolling.get("maxUnavailable") is None:
+                    rolling["maxUnavailable"] = 1
+                if rolling.get("maxSurge") is None:
+                    rolling["maxSurge"] = 0
+    if spec.get("revisionHistoryLimit") is None:
+        spec["revisionHistoryLimit"] = 10
     default_pod_template(spec.get("template"))
 
 
@@ -258,6 +288,28 @@ def default_job(obj: Object) -> None:
     default_pod_template(template)
 
 
+def default_cron_job(obj: Object) -> None:
+    """batch/v1 ``SetDefaults_CronJob``: concurrencyPolicy Allow, not suspended, three
+    successful and one failed Job kept. The Job template's spec gets no ``SetDefaults_Job``
+    (that is the Job's, applied when the controller creates it), only its pod template's
+    defaults."""
+    spec = _spec(obj)
+    if spec is None:
+        return
+    if not spec.get("concurrencyPolicy"):
+        spec["concurrencyPolicy"] = "Allow"
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    if spec.get("successfulJobsHistoryLimit") is None:
+        spec["successfulJobsHistoryLimit"] = 3
+    if spec.get("failedJobsHistoryLimit") is None:
+        spec["failedJobsHistoryLimit"] = 1
+    job_template = _dict(spec.get("jobTemplate"))
+    job_spec = _dict(job_template.get("spec")) if job_template is not None else None
+    if job_spec is not None:
+        default_pod_template(job_spec.get("template"))
+
+
 # -- core kinds beside workloads ------------------------------------------------------------
 
 
@@ -283,7 +335,9 @@ DEFAULTERS: dict[str, Callable[[Object], None]] = {
     "Deployment": default_deployment,
     "ReplicaSet": default_replica_set,
     "StatefulSet": default_stateful_set,
+    "DaemonSet": default_daemon_set,
     "ReplicationController": default_replication_controller,
     "Job": default_job,
+    "CronJob": default_cron_job,
     "Secret": default_secret,
 }

@@ -214,11 +214,20 @@ def _fields_v1(message: Any) -> Any:
         raise _Invalid(f"fieldsV1 is not JSON: {exc}") from None
 
 
+def _raw_extension(message: Any) -> Any:
+    # runtime.RawExtension: the embedded object's bytes, JSON as clients send them.
+    try:
+        return json.loads(message.raw) if message.raw else None
+    except ValueError as exc:
+        raise _Invalid(f"raw extension is not JSON: {exc}") from None
+
+
 _SPECIAL: dict[str, Callable[[Any], Any]] = {
     # RFC 3339 in UTC; MicroTime keeps microseconds (metav1.RFC3339Micro).
     "meta.Time": functools.partial(_time, fmt="%Y-%m-%dT%H:%M:%SZ"),
     "meta.MicroTime": functools.partial(_time, fmt="%Y-%m-%dT%H:%M:%S.%fZ"),
     "meta.FieldsV1": _fields_v1,
+    "runtime.RawExtension": _raw_extension,
     "resource.Quantity": _quantity,
     "intstr.IntOrString": _int_or_string,
 }

@@ -18,8 +18,9 @@ VolumeSource).
 
 Besides the tables, a few messages are built in because the JSON they become is not the
 JSON of their fields: ``metav1.Time`` / ``MicroTime`` (RFC 3339 strings), ``FieldsV1``
-(raw JSON), ``resource.Quantity`` (a string), ``intstr.IntOrString`` (an int or a string),
-and runtime's ``Unknown`` envelope with its ``TypeMeta``.
+(raw JSON), ``runtime.RawExtension`` (an embedded object's JSON), ``resource.Quantity``
+(a string), ``intstr.IntOrString`` (an int or a string), and runtime's ``Unknown``
+envelope with its ``TypeMeta``.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ _BUILTIN: dict[str, dict[str, str]] = {
     "runtime": {
         "TypeMeta": "apiVersion=1:string kind=2:string",
         "Unknown": "typeMeta=1:TypeMeta raw=2:bytes contentEncoding=3:string contentType=4:string",
+        "RawExtension": "raw=1:bytes",
     },
     "intstr": {"IntOrString": "type=1:int64 intVal=2:int32 strVal=3:string"},
     "resource": {"Quantity": "string=1:string"},
@@ -86,6 +88,7 @@ SPECIAL: dict[str, str] = {
     "FieldsV1": "meta.FieldsV1",
     "Quantity": "resource.Quantity",
     "IntOrString": "intstr.IntOrString",
+    "RawExtension": "runtime.RawExtension",
 }
 
 _TABLES: dict[str, tuple[Mapping[str, str], ...]] = {
@@ -122,7 +125,10 @@ KINDS: dict[tuple[str, str], str] = {
     ("apps/v1", "Deployment"): "apps.Deployment",
     ("apps/v1", "ReplicaSet"): "apps.ReplicaSet",
     ("apps/v1", "StatefulSet"): "apps.StatefulSet",
+    ("apps/v1", "DaemonSet"): "apps.DaemonSet",
+    ("apps/v1", "ControllerRevision"): "apps.ControllerRevision",
     ("batch/v1", "Job"): "batch.Job",
+    ("batch/v1", "CronJob"): "batch.CronJob",
     ("autoscaling/v1", "Scale"): "autoscaling.Scale",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "authorization.SelfSubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",

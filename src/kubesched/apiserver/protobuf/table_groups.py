@@ -1,7 +1,7 @@
 """The protobuf table of the API groups besides core the server stores: policy/v1,
 scheduling.k8s.io/v1, coordination.k8s.io/v1, events.k8s.io/v1, apps/v1 (Deployment,
-ReplicaSet, StatefulSet), batch/v1 (Job) and autoscaling/v1 (Scale, the scale
-subresource's body).
+ReplicaSet, StatefulSet, DaemonSet, ControllerRevision), batch/v1 (Job, CronJob) and
+autoscaling/v1 (Scale, the scale subresource's body).
 
 Field numbers and types are wire facts of release-1.34's ``generated.proto`` files;
 presence follows the Go struct tags of each ``types.go``.
@@ -113,6 +113,24 @@ APPS: dict[str, str] = {
         "!type=1:string !status=2:string lastTransitionTime=3:Time reason=4:string message=5:string"
     ),
     "RollingUpdateStatefulSetStrategy": "?partition=1:int32 maxUnavailable=2:IntOrString",
+    "DaemonSet": "metadata=1:meta.ObjectMeta spec=2:DaemonSetSpec status=3:DaemonSetStatus",
+    "DaemonSetSpec": (
+        "selector=1:meta.LabelSelector template=2:core.PodTemplateSpec "
+        "updateStrategy=3:DaemonSetUpdateStrategy minReadySeconds=4:int32 "
+        "?revisionHistoryLimit=6:int32"
+    ),
+    "DaemonSetUpdateStrategy": "type=1:string rollingUpdate=2:RollingUpdateDaemonSet",
+    "RollingUpdateDaemonSet": "maxUnavailable=1:IntOrString maxSurge=2:IntOrString",
+    "DaemonSetStatus": (
+        "!currentNumberScheduled=1:int32 !numberMisscheduled=2:int32 "
+        "!desiredNumberScheduled=3:int32 !numberReady=4:int32 observedGeneration=5:int64 "
+        "updatedNumberScheduled=6:int32 numberAvailable=7:int32 numberUnavailable=8:int32 "
+        "?collisionCount=9:int32 conditions=10:[]DaemonSetCondition"
+    ),
+    "DaemonSetCondition": (
+        "!type=1:string !status=2:string lastTransitionTime=3:Time reason=4:string message=5:string"
+    ),
+    "ControllerRevision": "metadata=1:meta.ObjectMeta data=2:RawExtension !revision=3:int64",
 }
 
 #: k8s.io.api.batch.v1
@@ -148,6 +166,16 @@ BATCH: dict[str, str] = {
     "SuccessPolicy": "rules=1:[]SuccessPolicyRule",
     "SuccessPolicyRule": "?succeededIndexes=1:string ?succeededCount=2:int32",
     "UncountedTerminatedPods": "succeeded=1:[]string failed=2:[]string",
+    "CronJob": "metadata=1:meta.ObjectMeta spec=2:CronJobSpec status=3:CronJobStatus",
+    "CronJobSpec": (
+        "!schedule=1:string ?timeZone=8:string ?startingDeadlineSeconds=2:int64 "
+        "concurrencyPolicy=3:string ?suspend=4:bool jobTemplate=5:JobTemplateSpec "
+        "?successfulJobsHistoryLimit=6:int32 ?failedJobsHistoryLimit=7:int32"
+    ),
+    "JobTemplateSpec": "metadata=1:meta.ObjectMeta spec=2:JobSpec",
+    "CronJobStatus": (
+        "active=1:[]core.ObjectReference lastScheduleTime=4:Time lastSuccessfulTime=5:Time"
+    ),
 }
 
 #: k8s.io.api.autoscaling.v1

@@ -39,6 +39,14 @@ from kubesched.objects.validation.core import (
     object_meta_update,
     regex_error,
 )
+from kubesched.objects.validation.cronjob import cron_job, cron_job_update
+from kubesched.objects.validation.daemonset import (
+    controller_revision,
+    controller_revision_update,
+    daemon_set,
+    daemon_set_status,
+    daemon_set_update,
+)
 from kubesched.objects.validation.deployment import (
     deployment,
     deployment_status,
@@ -62,6 +70,7 @@ from kubesched.objects.validation.pod_update import pod_status_update, pod_updat
 from kubesched.objects.validation.policy import pod_disruption_budget
 from kubesched.objects.validation.scheduling import priority_class, priority_class_update
 from kubesched.objects.validation.secret import secret, secret_update
+from kubesched.objects.validation.statefulset import stateful_set, stateful_set_status
 from kubesched.objects.validation.types import check_types
 from kubesched.objects.validation.workloads import replica_set, replication_controller
 
@@ -114,8 +123,11 @@ CREATE: dict[str, Callable[[Object], Errors]] = {
     "Service": service,
     "Deployment": deployment,
     "ReplicaSet": replica_set,
-    "StatefulSet": replica_set,
+    "StatefulSet": stateful_set,
+    "DaemonSet": daemon_set,
+    "ControllerRevision": controller_revision,
     "Job": job,
+    "CronJob": cron_job,
     "Secret": secret,
     "ReplicationController": replication_controller,
     "PodDisruptionBudget": pod_disruption_budget,
@@ -137,8 +149,11 @@ UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
     "PriorityClass": lambda n, o: priority_class(n) + priority_class_update(n, o),
     "Deployment": deployment_update,
     "ReplicaSet": lambda n, o: replica_set(n) + selector_unchanged(n, o),
-    "StatefulSet": lambda n, o: replica_set(n) + stateful_set_update_rule(n, o),
+    "StatefulSet": lambda n, o: stateful_set(n) + stateful_set_update_rule(n, o),
+    "DaemonSet": daemon_set_update,
+    "ControllerRevision": controller_revision_update,
     "Job": job_update,
+    "CronJob": cron_job_update,
     "Secret": secret_update,
 }
 #: Status subresource writes: what each kind's status strategy validates.
@@ -148,6 +163,8 @@ STATUS: dict[str, Callable[[Object], Errors]] = {
     "Deployment": deployment_status,
     "ReplicaSet": replica_set_status,
     "ReplicationController": replica_set_status,
+    "StatefulSet": stateful_set_status,
+    "DaemonSet": daemon_set_status,
     "Job": job_status,
 }
 

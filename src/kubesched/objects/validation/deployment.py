@@ -56,24 +56,29 @@ def positive_int_or_percent(value: Any, path: str) -> Errors:
     return [invalid(path, value, "must be an integer or percentage (e.g '5%')")]
 
 
-def _is_zero(value: Any) -> bool:
-    # getIntOrPercentValue: "0%" and 0 (and an unset value) are both zero.
+def is_zero_int_or_percent(value: Any) -> bool:
+    """``getIntOrPercentValue(v) == 0``: "0%" and 0 (and an unset value) are both zero."""
     if isinstance(value, str):
         return _percent(value) == 0
     return value is None or value == 0
+
+
+def percent_not_over_100(value: Any, path: str) -> Errors:
+    """``IsNotMoreThan100Percent``."""
+    if isinstance(value, str) and (_percent(value) or 0) > 100:
+        return [invalid(path, value, "must not be greater than 100%")]
+    return []
 
 
 def _rolling_update(rolling: dict[str, Any], path: str) -> Errors:
     unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
     errs = positive_int_or_percent(unavailable, f"{path}.maxUnavailable")
     errs.extend(positive_int_or_percent(surge, f"{path}.maxSurge"))
-    if _is_zero(unavailable) and _is_zero(surge):
+    if is_zero_int_or_percent(unavailable) and is_zero_int_or_percent(surge):
         errs.append(
             invalid(f"{path}.maxUnavailable", unavailable, "may not be 0 when `maxSurge` is 0")
         )
-    # IsNotMoreThan100Percent
-    if isinstance(unavailable, str) and (_percent(unavailable) or 0) > 100:
-        errs.append(invalid(f"{path}.maxUnavailable", unavailable, "must not be greater than 100%"))
+    errs.extend(percent_not_over_100(unavailable, f"{path}.maxUnavailable"))
     return errs
 
 

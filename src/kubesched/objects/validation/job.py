@@ -148,19 +148,8 @@ def _template(spec: dict[str, Any]) -> Errors:
 
 
 def job_spec(spec: dict[str, Any]) -> Errors:
-    """``ValidateJobSpec``."""
-    errs = _counts(spec) + _completion_mode(spec)
-    if spec.get("podFailurePolicy") is not None:
-        errs.extend(pod_failure_policy(spec))
-    if spec.get("successPolicy") is not None:
-        errs.extend(success_policy(spec))
-    policy = spec.get("podReplacementPolicy")
-    if policy is not None:
-        # validatePodReplacementPolicy: only Failed beside a pod failure policy.
-        allowed = ("Failed",) if spec.get("podFailurePolicy") is not None else _REPLACEMENT_POLICIES
-        if policy not in allowed:
-            errs.append(not_supported("spec.podReplacementPolicy", policy, allowed))
-    errs.extend(_template(spec))
+    """``ValidateJobSpec``: :func:`job_spec_fields` and the selector."""
+    errs = job_spec_fields(spec)
     selector = spec.get("selector")
     if not isinstance(selector, dict):
         errs.append(required("spec.selector"))
@@ -176,6 +165,24 @@ def job_spec(spec: dict[str, Any]) -> Errors:
                 "`selector` does not match template `labels`",
             )
         )
+    return errs
+
+
+def job_spec_fields(spec: dict[str, Any]) -> Errors:
+    """``validateJobSpec``: everything but the selector (a CronJob's Job template has
+    none; the controller generates it). Paths start at ``spec.``."""
+    errs = _counts(spec) + _completion_mode(spec)
+    if spec.get("podFailurePolicy") is not None:
+        errs.extend(pod_failure_policy(spec))
+    if spec.get("successPolicy") is not None:
+        errs.extend(success_policy(spec))
+    policy = spec.get("podReplacementPolicy")
+    if policy is not None:
+        # validatePodReplacementPolicy: only Failed beside a pod failure policy.
+        allowed = ("Failed",) if spec.get("podFailurePolicy") is not None else _REPLACEMENT_POLICIES
+        if policy not in allowed:
+            errs.append(not_supported("spec.podReplacementPolicy", policy, allowed))
+    errs.extend(_template(spec))
     return errs
 
 

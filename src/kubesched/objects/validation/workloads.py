@@ -47,18 +47,10 @@ def pod_template(
                 "`selector` does not match template `labels`",
             )
         )
-    errs.extend(pod_template_metadata(template, path))
+    errs.extend(pod_template_spec(template, path))
     spec = template.get("spec")
-    errs.extend(pod_spec(spec, f"{path}.spec"))
     if not isinstance(spec, dict):
         return errs
-    if spec.get("ephemeralContainers"):
-        errs.append(
-            forbidden(
-                f"{path}.spec.ephemeralContainers",
-                "ephemeral containers not allowed in pod template",
-            )
-        )
     restart = spec.get("restartPolicy") or "Always"  # defaulted
     if restart != "Always":
         errs.append(not_supported(f"{path}.spec.restartPolicy", restart, ("Always",)))
@@ -67,6 +59,24 @@ def pod_template(
             forbidden(
                 f"{path}.spec.activeDeadlineSeconds",
                 f"activeDeadlineSeconds in {kind} is not Supported",
+            )
+        )
+    return errs
+
+
+def pod_template_spec(template: Any, path: str) -> Errors:
+    """``ValidatePodTemplateSpec``: the template's metadata, its pod spec, and no
+    ephemeral containers."""
+    if not isinstance(template, dict):
+        return [required(path)]
+    errs = pod_template_metadata(template, path)
+    spec = template.get("spec")
+    errs.extend(pod_spec(spec, f"{path}.spec"))
+    if isinstance(spec, dict) and spec.get("ephemeralContainers"):
+        errs.append(
+            forbidden(
+                f"{path}.spec.ephemeralContainers",
+                "ephemeral containers not allowed in pod template",
             )
         )
     return errs
