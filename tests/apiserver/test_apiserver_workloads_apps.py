@@ -39,8 +39,14 @@ def kubectl(apiserver, tmp_path_factory):
 
     def run(*args, stdin=None, check=True):
         result = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(apiserver.kubeconfig_path), "--cache-dir", str(cache)]
-            + list(args),
+            [
+                KUBECTL,
+                "--kubeconfig",
+                str(apiserver.kubeconfig_path),
+                "--cache-dir",
+                str(cache),
+                *args,
+            ],
             input=stdin,
             capture_output=True,
             text=True,
