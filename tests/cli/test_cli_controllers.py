@@ -90,6 +90,7 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
         "replicaset-controller",
         "replicationcontroller-controller",
         "serviceaccount-controller",
+        "statefulset-controller",
     ]
     assert "kubesched controllers stopped" in out
 

@@ -12,6 +12,7 @@ from kubesched.controllers import (
     podgc,
     replicaset,
     serviceaccount,
+    statefulset,
 )
 from kubesched.controllers.deployment import controller as deployment
 from kubesched.controllers.manager import ControllerDescriptor
@@ -23,6 +24,7 @@ from kubesched.kube.resources import (
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     SERVICE_ACCOUNTS,
+    STATEFUL_SETS,
 )
 
 __all__ = ["CONTROLLERS", "controller_names"]
@@ -49,6 +51,7 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
         deployment.start_deployment_controller,
         (deployment.DEPLOYMENTS, REPLICA_SETS, PODS),
     ),
+    ControllerDescriptor(statefulset.NAME, statefulset.start, (STATEFUL_SETS, PODS)),
 )
 
 
