@@ -76,11 +76,15 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
             _wait(lambda: core.read_namespaced_pod("early", "default").status.phase == "Running")
             leases = client.CoordinationV1Api(api).list_namespaced_lease("kube-node-lease")
             assert leases.items == []  # --node-lease-interval 0
+            # The daemonset-controller runs where the server serves DaemonSets (issue 14).
+            apps = client.AppsV1Api(api).get_api_resources().resources
+            daemon = ["daemonset-controller"] if any(r.name == "daemonsets" for r in apps) else []
         finally:
             out = _stop(proc)
             api.close()
     running = next(line for line in out.splitlines() if line.startswith("controllers running:"))
     assert running.split(": ")[1].split(", ") == [
+        *daemon,
         "deployment-controller",
         "disruption-controller",
         "garbage-collector-controller",

@@ -5,6 +5,7 @@ the server must serve for it."""
 from __future__ import annotations
 
 from kubesched.controllers import (
+    daemonset,
     disruption,
     garbagecollector,
     job,
@@ -52,6 +53,7 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
         (deployment.DEPLOYMENTS, REPLICA_SETS, PODS),
     ),
     ControllerDescriptor(statefulset.NAME, statefulset.start, (STATEFUL_SETS, PODS)),
+    ControllerDescriptor(daemonset.NAME, daemonset.start, (daemonset.DAEMON_SETS, PODS, NODES)),
 )
 
 
