@@ -314,6 +314,8 @@ def test_rollout_history_and_undo(cluster: ControlPlane):
         ),
         what="v2 rolled out",
     )
+    out = cluster.kubectl("rollout", "status", "statefulset/hist", "--timeout=60s")
+    assert "roll out complete: 2 new pods have been updated" in out
     apps = k8s.AppsV1Api(cluster.api_client())
     revisions = apps.list_namespaced_controller_revision("default", label_selector="app=hist")
     assert sorted(r.revision for r in revisions.items) == [1, 2]
