@@ -840,13 +840,8 @@ class StatefulSetController:
         if when_scaled != "Delete" or self._note_claims_skipped(sts):
             return
         _, ordinal = _parent_and_ordinal(pod)
-        pmeta = pod.get("metadata") or {}
-        ref = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "name": pmeta.get("name"),
-            "uid": pmeta.get("uid"),
-        }
+        ref = controller_ref(pod, "v1", "Pod")
+        set_uid = (sts.get("metadata") or {}).get("uid")
         for claim in persistent_volume_claims(sts, ordinal):
             cmeta = claim["metadata"]
             try:
@@ -856,9 +851,18 @@ class StatefulSetController:
             except NotFound:
                 continue
             refs = (live.get("metadata") or {}).get("ownerReferences") or []
-            if any(r.get("uid") == ref["uid"] for r in refs):
+            # The set's and the pod's references go; the pod's comes back as the
+            # claim's controller (another controller's claim is left alone).
+            if any(
+                r.get("controller") is True and r.get("uid") not in (set_uid, ref["uid"])
+                for r in refs
+            ):
                 continue
-            body = {"metadata": {"ownerReferences": [*refs, ref]}}
+            kept = [r for r in refs if r.get("uid") not in (set_uid, ref["uid"])]
+            wanted = [*kept, ref]
+            if wanted == refs:
+                continue
+            body = {"metadata": {"ownerReferences": wanted}}
             await self.client.patch(
                 PERSISTENT_VOLUME_CLAIMS, cmeta["name"], body, cmeta["namespace"]
             )
