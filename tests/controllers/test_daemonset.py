@@ -173,10 +173,14 @@ def test_one_pod_per_eligible_node_pinned_by_affinity_and_placed_by_the_schedule
             ),
             what="status of 3 scheduled",
         )
+
         # The scheduler bound each: the controller never sets nodeName.
-        events = cluster.get_json("events", "-n", NS, "--field-selector", "reason=Scheduled")
-        scheduled = {e["involvedObject"]["name"] for e in events["items"]}
-        assert {p["metadata"]["name"] for p in pods} <= scheduled
+        def scheduled() -> bool:
+            events = cluster.get_json("events", "-n", NS, "--field-selector", "reason=Scheduled")
+            bound = {e["involvedObject"]["name"] for e in events["items"]}
+            return {p["metadata"]["name"] for p in pods} <= bound
+
+        wait_for(scheduled, what="the scheduler's Scheduled events")
         # The taint goes: the node gets its pod.
         cluster.kubectl("taint", "node", tainted, "dedicated-")
         wait_for(lambda: running_on(cluster, "fluentd", names), what="a 4th daemon pod")
