@@ -216,6 +216,40 @@ def test_node_selector_follows_node_labels(cluster: ControlPlane):
     cluster.kubectl("delete", "daemonset", "-n", NS, "ssd", "--wait=false")
 
 
+def test_a_failed_daemon_pod_is_replaced_on_its_node(cluster: ControlPlane):
+    names = nodes(cluster)
+    cluster.kubectl("apply", "-f", "-", stdin=FLUENTD.format(name="fail", extra=""))
+    pods = wait_for(lambda: running_on(cluster, "fail", names), what="4 pods")
+    victim = pods[0]
+    status = {"status": {"phase": "Failed"}}
+    cluster.kubectl(
+        "patch",
+        "pod",
+        "-n",
+        NS,
+        victim["metadata"]["name"],
+        "--subresource=status",
+        "-p",
+        json.dumps(status),
+    )
+    after = wait_for(
+        lambda: (
+            (now := running_on(cluster, "fail", names))
+            and victim["metadata"]["uid"] not in {p["metadata"]["uid"] for p in now}
+            and now
+        ),
+        what="the failed pod replaced",
+    )
+    node = victim["spec"]["nodeName"]
+    assert [p["spec"]["nodeName"] for p in after].count(node) == 1
+    events = cluster.get_json("events", "-n", NS, "--field-selector", "reason=FailedDaemonPod")
+    assert [e["message"] for e in events["items"]] == [
+        f"Found failed daemon pod {NS}/{victim['metadata']['name']} on node {node}, "
+        "will try to kill it"
+    ]
+    cluster.kubectl("delete", "daemonset", "-n", NS, "fail", "--wait=false")
+
+
 def test_rolling_update_history_and_undo(cluster: ControlPlane):
     names = nodes(cluster)
     old_image = "quay.io/fluentd_elasticsearch/fluentd:v2.5.2"

@@ -201,6 +201,38 @@ def find_updated_pods_on_node(
     return new, old, True
 
 
+class FailedPodsBackoff:
+    """``failedPodsBackoff`` (``flowcontrol.Backoff``): per DaemonSet and node, the time
+    to wait before deleting another failed pod — 1 s, doubling to 15 min, forgotten after
+    twice that without a failure."""
+
+    def __init__(self, initial: float = 1.0, maximum: float = 900.0) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        #: (DaemonSet uid, node) -> (delay, when it was last raised)
+        self._entries: dict[tuple[str, str], tuple[float, float]] = {}
+
+    @staticmethod
+    def _key(ds: Mapping[str, Any], node: str) -> tuple[str, str]:
+        return str((ds.get("metadata") or {}).get("uid") or ""), node
+
+    def in_backoff(self, ds: Mapping[str, Any], node: str, now: float) -> float | None:
+        """``IsInBackOffSinceUpdate``: the current delay if it has not passed yet."""
+        entry = self._entries.get(self._key(ds, node))
+        if entry is None or now - entry[1] >= entry[0]:
+            return None
+        return entry[0]
+
+    def next(self, ds: Mapping[str, Any], node: str, now: float) -> None:
+        """``Next``: start or double the delay."""
+        key = self._key(ds, node)
+        entry = self._entries.get(key)
+        if entry is None or now - entry[1] > 2 * self.maximum:
+            self._entries[key] = (self.initial, now)
+        else:
+            self._entries[key] = (min(entry[0] * 2, self.maximum), now)
+
+
 class DaemonSetController:
     """Keeps one pod of each DaemonSet on every node that should run it.
 
@@ -244,6 +276,7 @@ class DaemonSetController:
         self.written = WrittenVersions()
         self.queue: WorkQueue[str] = WorkQueue(NAME)
         self._nodes: dict[str, tuple[str, Node]] = {}
+        self.failed_pods_backoff = FailedPodsBackoff()
         daemon_sets.add_handler(self._add_ds, lambda _o, new: self._add_ds(new), self._delete_ds)
         pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
         nodes.add_handler(self._node_changed, self._update_node, self._node_changed)
@@ -572,7 +605,23 @@ class DaemonSetController:
             for pod in pods or ():
                 if _is_terminating(pod):
                     continue
-                if _phase(pod) in ("Failed", "Succeeded"):
+                if _phase(pod) == "Failed":
+                    # Often a kubelet refusing the pod: back off per node, not hot-loop.
+                    delay = self.failed_pods_backoff.in_backoff(ds, node.name, self.clock())
+                    if delay is not None:
+                        self.queue.add_after(object_key(ds), delay)
+                        continue
+                    self.failed_pods_backoff.next(ds, node.name, self.clock())
+                    pmeta = pod.get("metadata") or {}
+                    self.recorder.event(
+                        ds,
+                        "Warning",
+                        "FailedDaemonPod",
+                        f"Found failed daemon pod {pmeta.get('namespace')}/{pmeta.get('name')} "
+                        f"on node {node.name}, will try to kill it",
+                    )
+                    to_delete.append(pod)
+                elif _phase(pod) == "Succeeded":
                     to_delete.append(pod)
                 else:
                     running.append(pod)
