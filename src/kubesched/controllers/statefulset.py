@@ -935,10 +935,16 @@ def start(ctx: ControllerContext) -> StatefulSetController:
 
 
 async def served(client: Client, group_version: str, plural: str) -> bool:
-    """Whether the server's discovery lists ``plural`` in ``group_version``."""
+    """Whether the server's discovery lists ``plural`` in ``group_version`` (asked again
+    every second while the server fails to answer)."""
     path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
-    try:
-        found = await client.request("GET", path)
-    except NotFound:
-        return False
-    return any(r.get("name") == plural for r in found.get("resources") or ())
+    while True:
+        try:
+            found = await client.request("GET", path)
+        except NotFound:
+            return False
+        except KubeError as exc:
+            log.info("%s: discovery of %s failed, asking again: %s", NAME, path, exc)
+            await asyncio.sleep(1.0)
+            continue
+        return any(r.get("name") == plural for r in found.get("resources") or ())
