@@ -23,7 +23,7 @@ NS = "default"
 @pytest.fixture(scope="module")
 def collector(apiserver):
     runner = InThread(
-        apiserver.kubeconfig_path, lambda c: GarbageCollector(c, resync_period=1.0).run()
+        apiserver.kubeconfig_path, lambda c: GarbageCollector(c, resync_period=300.0).run()
     ).start()
     yield runner
     runner.stop()
@@ -235,3 +235,59 @@ def test_kubectl_delete_cascade(collector, core, apiserver, cascade):
     else:
         for name in names:
             wait_for(f"{name} to go", lambda name=name: gone(core.read_namespaced_pod, name))
+
+
+def test_a_custom_resource_owner_found_after_the_collector_started(collector, core, apiserver):
+    api = config.new_client_from_config(str(apiserver.kubeconfig_path))
+    crd = {
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
+    custom = client.CustomObjectsApi(api)
+
+    def created():
+        try:
+            return custom.create_namespaced_custom_object(
+                "example.com",
+                "v1",
+                NS,
+                "widgets",
+                {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}},
+            )
+        except ApiException as exc:
+            if exc.status == 404:  # the CRD's routes are not served yet
+                return None
+            raise
+
+    widget = wait_for("the custom resource to be created", created)
+    owner = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "name": "w1",
+        "uid": widget["metadata"]["uid"],
+    }
+    configmap(core, "owned-by-widget", [owner])
+    custom.delete_namespaced_custom_object("example.com", "v1", NS, "widgets", "w1")
+    # The collector discovers widgets when a reference names them, not 300 s later.
+    wait_for(
+        "the widget's dependent to go",
+        lambda: gone(core.read_namespaced_config_map, "owned-by-widget"),
+    )

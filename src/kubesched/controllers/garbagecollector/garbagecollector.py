@@ -58,6 +58,8 @@ NAME = "garbage-collector-controller"
 DEFAULT_WORKERS = 8
 #: Seconds between discoveries of new collections (kube-controller-manager: 30 s).
 DEFAULT_RESYNC_PERIOD = 30.0
+#: Discovery asked for by an unknown kind waits at least this long after the last one.
+MIN_REDISCOVERY_INTERVAL = 1.0
 
 
 class InvalidOwnerReference(Exception):
@@ -95,6 +97,7 @@ class GarbageCollector:
         self.builder = GraphBuilder(factory, self.attempt_to_delete, self.attempt_to_orphan)
         self._started: list[Informer[Any]] = []
         self.synced = asyncio.Event()
+        self._rediscover = asyncio.Event()
 
     @property
     def graph_size(self) -> int:
@@ -114,7 +117,12 @@ class GarbageCollector:
                 tasks.append(asyncio.create_task(self._delete_worker(), name=f"gc delete {i}"))
             tasks.append(asyncio.create_task(self._orphan_worker(), name="gc orphan"))
             while True:
-                await asyncio.sleep(self.resync_period)
+                # Every resync_period, or sooner (at most once a second) when a reference
+                # names a kind not yet discovered: a custom resource's new CRD.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._rediscover.wait(), self.resync_period)
+                self._rediscover.clear()
+                await asyncio.sleep(MIN_REDISCOVERY_INTERVAL)
                 try:
                     await self._resync()
                 except KubeError as exc:
@@ -195,6 +203,7 @@ class GarbageCollector:
     def _resource(self, group: str, kind: str) -> Resource[RawObject]:
         res = self.mapper.resource_for(group, kind)
         if res is None:
+            self._rediscover.set()
             raise RestMappingError(f"no served collection holds kind {kind!r} of group {group!r}")
         return res
 
