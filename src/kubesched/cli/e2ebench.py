@@ -1,7 +1,7 @@
 """``kubesched bench --e2e``: the live scheduler timed end to end against an API server.
 
 Three processes share the machine, as in a real control plane: the API server (the
-embedded one, started here with ``--no-agent``, or any cluster named by ``--kubeconfig``),
+embedded one, started here with ``--no-controllers``, or any cluster named by ``--kubeconfig``),
 the scheduler (``kubesched run``, started here, so that its CPU time and peak memory are
 its own), and this driver, which creates the pods through our ``kube`` client and
 watches them.
@@ -516,7 +516,13 @@ def _start_server(folder: Path, nodes: int) -> tuple[subprocess.Popen[bytes], st
     kubeconfig = folder / "kubeconfig"
     log = folder / "apiserver.log"
     args = ["apiserver", "--port", "0", "--write-kubeconfig", str(kubeconfig)]
-    args += ["--nodes", str(nodes), "--node-template", str(_node_template(folder)), "--no-agent"]
+    args += [
+        "--nodes",
+        str(nodes),
+        "--node-template",
+        str(_node_template(folder)),
+        "--no-controllers",
+    ]
     proc = _spawn(args, log)
     deadline = time.monotonic() + 120
     while not _SERVER_LINE.search(_tail(log, 5)):
