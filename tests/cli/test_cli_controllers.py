@@ -84,6 +84,7 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
             api.close()
     running = next(line for line in out.splitlines() if line.startswith("controllers running:"))
     assert running.split(": ")[1].split(", ") == [
+        "cronjob-controller",
         *daemon,
         "deployment-controller",
         "disruption-controller",

@@ -5,6 +5,7 @@ the server must serve for it."""
 from __future__ import annotations
 
 from kubesched.controllers import (
+    cronjob,
     daemonset,
     disruption,
     garbagecollector,
@@ -39,6 +40,9 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
     ControllerDescriptor(serviceaccount.NAME, serviceaccount.start, (NAMESPACES, SERVICE_ACCOUNTS)),
     ControllerDescriptor(job.NAME, job.start_job_controller, (job.JOBS, PODS)),
     ControllerDescriptor(garbagecollector.NAME, garbagecollector.start_garbage_collector),
+    ControllerDescriptor(
+        cronjob.NAME, cronjob.start_cronjob_controller, (cronjob.CRONJOBS, job.JOBS)
+    ),
     ControllerDescriptor(
         replicaset.NAME, replicaset.start_replicaset_controller, (REPLICA_SETS, PODS)
     ),
