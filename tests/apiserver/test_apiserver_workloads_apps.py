@@ -256,8 +256,28 @@ def test_daemon_set_template_generation_moves_with_the_template_only(api):
         ),
         pytest.param(
             {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}}},
-            [("spec.updateStrategy.rollingUpdate.maxUnavailable", "Invalid value: 0: cannot be 0")],
+            [
+                (
+                    "spec.updateStrategy.rollingUpdate.maxUnavailable",
+                    "Required value: cannot be 0 when maxSurge is 0",
+                )
+            ],
             id="max-unavailable-zero",
+        ),
+        pytest.param(
+            {
+                "updateStrategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "10%"},
+                }
+            },
+            [
+                (
+                    "spec.updateStrategy.rollingUpdate.maxSurge",
+                    'Invalid value: "10%": may not be set when maxUnavailable is non-zero',
+                )
+            ],
+            id="surge-and-unavailable",
         ),
         pytest.param(
             {"updateStrategy": {"type": "Replace"}},

@@ -37,6 +37,7 @@ from kubesched.apiserver.resources import (
     Resource,
 )
 from kubesched.apiserver.watch import Object
+from kubesched.objects.workloadpods import generate_job_selector
 
 #: metav1.FinalizerOrphanDependents and metav1.FinalizerDeleteDependents.
 ORPHAN = "orphan"
@@ -44,11 +45,6 @@ FOREGROUND = "foregroundDeletion"
 #: metav1.DeletionPropagation values.
 POLICIES = ("Orphan", "Background", "Foreground")
 
-#: The labels a Job's generated selector puts on its template (batch.JobNameLabel,
-#: batch.ControllerUidLabel and their legacy forms).
-JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
-CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
-CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 
 #: The empty status each workload's PrepareForCreate sets, as its JSON (fields without
 #: ``omitempty`` are written as 0).
@@ -87,9 +83,8 @@ def prepare_for_create(res: Resource, obj: Object) -> None:
     if empty is not None:
         obj["status"] = dict(empty)
     if res == JOBS:
-        spec = obj.get("spec")
-        if isinstance(spec, dict) and spec.get("manualSelector") is not True:
-            _generate_job_selector(obj, spec)
+        # Shared with the policy lab, which gives the Jobs of a pods file the same.
+        generate_job_selector(obj)
     elif res == DAEMONSETS:
         _set_template_generation(obj, max(_template_generation(obj), 1))
 
@@ -123,32 +118,6 @@ def _set_template_generation(obj: Object, generation: int) -> None:
     if not isinstance(annotations, dict):
         annotations = meta["annotations"] = {}
     annotations[TEMPLATE_GENERATION] = str(generation)
-
-
-def _generate_job_selector(obj: Object, spec: dict[str, Any]) -> None:
-    meta = obj.get("metadata") or {}
-    name, uid = str(meta.get("name") or ""), str(meta.get("uid") or "")
-    template = spec.get("template")
-    if not isinstance(template, dict):
-        return  # validation says the template is required
-    tmeta = template.setdefault("metadata", {})
-    if not isinstance(tmeta, dict):
-        return
-    labels = tmeta.get("labels")
-    if not isinstance(labels, dict):
-        labels = tmeta["labels"] = {}
-    # A label the user set is kept: if it conflicts, validation refuses the Job.
-    for key in JOB_NAME_LABELS:
-        labels.setdefault(key, name)
-    for key in CONTROLLER_UID_LABELS:
-        labels.setdefault(key, uid)
-    selector = spec.get("selector")
-    if not isinstance(selector, dict):
-        selector = spec["selector"] = {}
-    match = selector.get("matchLabels")
-    if not isinstance(match, dict):
-        match = selector["matchLabels"] = {}
-    match.setdefault(CONTROLLER_UID_LABEL, uid)
 
 
 # -- deletion ---------------------------------------------------------------------------

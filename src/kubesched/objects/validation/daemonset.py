@@ -57,11 +57,20 @@ def _update_strategy(strategy: Any, path: str) -> Errors:
     if not isinstance(rolling, dict):
         return [required(f"{path}.rollingUpdate")]
     at = f"{path}.rollingUpdate.maxUnavailable"
-    unavailable = rolling.get("maxUnavailable")
+    surge_at = f"{path}.rollingUpdate.maxSurge"
+    unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
     errs = positive_int_or_percent(unavailable, at)
-    if is_zero_int_or_percent(unavailable):
-        errs.append(invalid(at, unavailable, "cannot be 0"))
+    errs.extend(positive_int_or_percent(surge, surge_at))
     errs.extend(percent_not_over_100(unavailable, at))
+    errs.extend(percent_not_over_100(surge, surge_at))
+    # ValidateRollingUpdateDaemonSet: exactly one of the two is non-zero (a surge
+    # update replaces pods new-first, so it must not also take pods down first).
+    has_unavailable = not is_zero_int_or_percent(unavailable)
+    has_surge = not is_zero_int_or_percent(surge)
+    if has_unavailable and has_surge:
+        errs.append(invalid(surge_at, surge, "may not be set when maxUnavailable is non-zero"))
+    elif not has_unavailable and not has_surge:
+        errs.append(required(at, "cannot be 0 when maxSurge is 0"))
     return errs
 
 
