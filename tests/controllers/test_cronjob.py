@@ -246,4 +246,8 @@ def test_forbid_replace_suspend_and_the_starting_deadline(
     names = sorted(j.metadata.name for j in _jobs_of(batch, "allow"))
     assert f"allow-{minute + 1}" not in names
     assert f"allow-{minute + 2}" in names
-    assert batch.read_namespaced_cron_job("allow", NS).status.last_schedule_time == fourth
+    # The Job is created before the status that records it is written.
+    wait_for(
+        "the fourth time in lastScheduleTime",
+        lambda: batch.read_namespaced_cron_job("allow", NS).status.last_schedule_time == fourth,
+    )
