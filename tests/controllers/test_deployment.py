@@ -249,3 +249,26 @@ def test_a_stuck_rollout_exceeds_its_progress_deadline(cluster: ControlPlane):
         "rollout", "status", f"deployment/{name}", "--timeout=20s", check=False
     )
     assert 'deployment "stuck" exceeded its progress deadline' in result
+
+
+def test_deleting_a_deployment_cascades_and_orphan_keeps_the_pods(cluster: ControlPlane):
+    if "garbage-collector-controller" not in cluster.controllers:
+        pytest.skip("no garbage collector runs")
+    for name in ("cascade", "orphan"):
+        cluster.kubectl("apply", "-f", "-", stdin=manifest(name, 2))
+        rollout_status(cluster, name)
+    cluster.kubectl("delete", "deployment", "cascade")
+    wait_for(
+        lambda: not replica_sets(cluster, "cascade") and not live_pods(cluster, "cascade"),
+        what="the ReplicaSet and pods of a deleted Deployment gone",
+    )
+    [rs] = replica_sets(cluster, "orphan")
+    cluster.kubectl("delete", "deployment", "orphan", "--cascade=orphan")
+
+    def orphaned() -> list[dict] | None:
+        found = replica_sets(cluster, "orphan")
+        return found if found and not found[0]["metadata"].get("ownerReferences") else None
+
+    [kept] = wait_for(orphaned, what="the ReplicaSet orphaned")
+    assert kept["metadata"]["uid"] == rs["metadata"]["uid"]
+    assert len(live_pods(cluster, "orphan")) == 2  # the ReplicaSet keeps its pods
