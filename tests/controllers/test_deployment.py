@@ -225,14 +225,16 @@ def test_revision_history_limit_deletes_the_oldest_replica_sets(cluster: Control
 
 def test_a_stuck_rollout_exceeds_its_progress_deadline(cluster: ControlPlane):
     name = "stuck"
-    cluster.kubectl("apply", "-f", "-", stdin=manifest(name, 1, "  progressDeadlineSeconds: 1\n"))
+    cluster.kubectl("apply", "-f", "-", stdin=manifest(name, 1))
     rollout_status(cluster, name)
-    # A template no node can run: the new pod stays Pending, the rollout makes no progress.
+    # A template no node can run, and a deadline of one second: the new pod stays Pending
+    # and the rollout makes no progress.
     cluster.kubectl(
         "patch",
         f"deployment/{name}",
         "-p",
-        '{"spec":{"template":{"spec":{"nodeSelector":{"no-such-label":"x"}}}}}',
+        '{"spec":{"progressDeadlineSeconds":1,'
+        '"template":{"spec":{"nodeSelector":{"no-such-label":"x"}}}}}',
     )
 
     def timed_out() -> dict | None:
