@@ -18,11 +18,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from kubesched.kube import Client, KubeError, NotFound, Timeout
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS, RawObject
+from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.podtemplate import pod_from_template
 
@@ -39,10 +40,41 @@ __all__ = [
     "UIDTrackingControllerExpectations",
     "WrittenVersions",
     "pod_key",
+    "process_queue",
     "slow_start_batch",
 ]
 
 log = logging.getLogger(__name__)
+
+K = TypeVar("K")
+
+
+async def process_queue(
+    queue: WorkQueue[K],
+    sync: Callable[[K], Awaitable[object]],
+    component: str,
+    expected: tuple[type[Exception], ...] = (KubeError, ObjectError),
+) -> None:
+    """One worker of ``queue``, as client-go's ``processNextWorkItem`` loop: sync each key
+    it hands out; on success forget the key's backoff, on failure add it back rate
+    limited. A failure of the ``expected`` kinds (the server refused, an object that does
+    not decode) is logged in a line, anything else (a bug) with its traceback. Returns
+    once the queue is shut down."""
+    while (key := await queue.get()) is not None:
+        try:
+            await sync(key)
+            queue.forget(key)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # every failure is retried with backoff
+            if isinstance(exc, expected):
+                log.info("%s: sync %s failed: %s", component, key, exc)
+            else:
+                log.exception("%s: sync %s failed", component, key)
+            queue.add_rate_limited(key)
+        finally:
+            queue.done(key)
+
 
 #: ``ExpectationsTimeout``: expectations older than this are ignored (a lost watch event
 #: must not stall a controller forever).

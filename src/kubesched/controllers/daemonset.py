@@ -34,6 +34,7 @@ from kubesched.controllers.controller_utils import (
     UIDTrackingControllerExpectations,
     WrittenVersions,
     pod_key,
+    process_queue,
     slow_start_batch,
 )
 from kubesched.controllers.history import (
@@ -300,7 +301,10 @@ class DaemonSetController:
                     "kept in memory",
                     NAME,
                 )
-        workers = [asyncio.create_task(self._worker()) for _ in range(self.workers)]
+        workers = [
+            asyncio.create_task(process_queue(self.queue, self.sync, NAME))
+            for _ in range(self.workers)
+        ]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -311,22 +315,6 @@ class DaemonSetController:
             if own_informer is not None:
                 await own_informer.stop()
             await self.recorder.flush()
-
-    async def _worker(self) -> None:
-        while (key := await self.queue.get()) is not None:
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # every failure is retried with backoff
-                if isinstance(exc, KubeError | ObjectError):
-                    log.info("%s: sync %s failed: %s", NAME, key, exc)
-                else:
-                    log.exception("%s: sync %s failed", NAME, key)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
 
     # --- event handlers ---------------------------------------------------------------
 

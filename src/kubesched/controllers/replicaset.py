@@ -32,6 +32,7 @@ from kubesched.controllers.controller_utils import (
     UIDTrackingControllerExpectations,
     WrittenVersions,
     pod_key,
+    process_queue,
     slow_start_batch,
 )
 from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
@@ -244,7 +245,10 @@ class ReplicaSetController:
         await self.owners.has_synced.wait()
         await self.pods.has_synced.wait()
         workers = [
-            asyncio.create_task(self._worker(), name=f"{self.kind.component} worker {i}")
+            asyncio.create_task(
+                process_queue(self.queue, self.sync, self.kind.component),
+                name=f"{self.kind.component} worker {i}",
+            )
             for i in range(self.workers)
         ]
         try:
@@ -255,22 +259,6 @@ class ReplicaSetController:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             await self.recorder.flush()
-
-    async def _worker(self) -> None:
-        while (key := await self.queue.get()) is not None:
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # every failure is retried with backoff
-                if not isinstance(exc, KubeError):
-                    log.exception("%s: sync %s failed", self.kind.component, key)
-                else:
-                    log.info("%s: sync %s failed: %s", self.kind.component, key, exc)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
 
     # --- event handlers: turn changes into keys ---------------------------------------
 

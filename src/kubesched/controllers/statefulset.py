@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
-from kubesched.controllers.controller_utils import WrittenVersions
+from kubesched.controllers.controller_utils import WrittenVersions, process_queue
 from kubesched.controllers.history import (
     CONTROLLER_REVISIONS,
     LocalRevisions,
@@ -290,7 +290,10 @@ class StatefulSetController:
         await self.sets.has_synced.wait()
         await self.pods.has_synced.wait()
         own_informer = await self._discover_served()
-        workers = [asyncio.create_task(self._worker()) for _ in range(self.workers)]
+        workers = [
+            asyncio.create_task(process_queue(self.queue, self.sync, NAME))
+            for _ in range(self.workers)
+        ]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -321,22 +324,6 @@ class StatefulSetController:
         if self._discover_claims:
             self.claims_served = await served(self.client, "v1", "persistentvolumeclaims")
         return informer
-
-    async def _worker(self) -> None:
-        while (key := await self.queue.get()) is not None:
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # every failure is retried with backoff
-                if isinstance(exc, KubeError | ObjectError):
-                    log.info("%s: sync %s failed: %s", NAME, key, exc)
-                else:
-                    log.exception("%s: sync %s failed", NAME, key)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
 
     # --- event handlers ---------------------------------------------------------------
 

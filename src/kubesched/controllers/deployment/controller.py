@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
-from kubesched.controllers.controller_utils import WrittenVersions
+from kubesched.controllers.controller_utils import WrittenVersions, process_queue
 from kubesched.controllers.deployment import recreate, rolling, sync
 from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
-from kubesched.kube import Client, Informer, KubeError
+from kubesched.kube import Client, Informer
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS, REPLICA_SETS, RawObject, Resource
 from kubesched.kube.workqueue import WorkQueue
@@ -93,7 +93,9 @@ class DeploymentController:
         for informer in (self.deployments, self.replica_sets, self.pods):
             await informer.has_synced.wait()
         workers = [
-            asyncio.create_task(self._worker(), name=f"{COMPONENT} worker {i}")
+            asyncio.create_task(
+                process_queue(self.queue, self.sync, COMPONENT), name=f"{COMPONENT} worker {i}"
+            )
             for i in range(self.workers)
         ]
         try:
@@ -104,22 +106,6 @@ class DeploymentController:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             await self.recorder.flush()
-
-    async def _worker(self) -> None:
-        while (key := await self.queue.get()) is not None:
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                if isinstance(exc, KubeError | ObjectError):
-                    log.info("%s: sync %s failed: %s", COMPONENT, key, exc)
-                else:
-                    log.exception("%s: sync %s failed", COMPONENT, key)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
 
     def enqueue_after(self, d: RawObject, delay: float) -> None:
         self.queue.add_after(object_key(d), delay)

@@ -34,6 +34,7 @@ from kubesched.controllers.controller_ref_manager import ControllerRefManager, r
 from kubesched.controllers.controller_utils import (
     ControllerExpectations,
     PodControl,
+    process_queue,
     slow_start_batch,
 )
 from kubesched.controllers.job import conditions as cond
@@ -239,7 +240,12 @@ class JobController:
             await self.jobs.wait_for_sync()
             await self.pods.wait_for_sync()
             for i in range(self.workers):
-                tasks.append(asyncio.create_task(self._worker(), name=f"job worker {i}"))
+                tasks.append(
+                    asyncio.create_task(
+                        process_queue(self.queue, self.sync, COMPONENT, (KubeError, _SyncError)),
+                        name=f"job worker {i}",
+                    )
+                )
             # Upstream has one orphan worker; a cascade of a big Job releases its pods
             # one patch at a time there, so ours run as many as the sync workers.
             for i in range(self.workers):
@@ -257,23 +263,6 @@ class JobController:
                 await self.jobs.stop()
                 await self.pods.stop()
             await self.recorder.flush()
-
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            if key is None:
-                return
-            try:
-                await self.sync(key)
-                self.queue.forget(key)
-            except (KubeError, _SyncError) as exc:
-                log.info("syncing job %s: %s; retrying", key, exc)
-                self.queue.add_rate_limited(key)
-            except Exception:
-                log.exception("syncing job %s failed", key)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
 
     async def _orphan_worker(self) -> None:
         while True:
