@@ -280,8 +280,7 @@ def test_claim_templates_are_skipped_cleanly_when_claims_are_not_served(cluster:
 
 
 def test_rollout_history_and_undo(cluster: ControlPlane):
-    if not served(cluster, "controllerrevisions", "apps/v1"):
-        pytest.skip("the server does not serve ControllerRevisions yet")
+    assert served(cluster, "controllerrevisions", "apps/v1")
     apply(cluster, "hist", 2)
     wait_for(lambda: settled(cluster, "hist", updatedReplicas=2, readyReplicas=2), what="v1")
     cluster.kubectl("set", "image", "statefulset/hist", "nginx=registry.k8s.io/nginx-slim:0.24")
