@@ -25,7 +25,14 @@ from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import report
 from kubesched.sim.bench import run_bench
 from kubesched.sim.files import InputError
-from kubesched.sim.lab import explain, load_cluster, simulate, simulation_json
+from kubesched.sim.lab import (
+    explain,
+    explain_document,
+    load_cluster,
+    simulate,
+    simulation_document,
+)
+from kubesched.sim.simulator import TIE_BREAKS
 from kubesched.sim.workloads import DEFAULT_SIZES, WORKLOADS
 
 #: The end-to-end workload mode: a Deployment through controllers, scheduler and kubelet.
@@ -72,8 +79,17 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         Path(args.cluster), *(Path(p) for p in args.pods or ()), seed=args.seed
     )
     _warn(cluster.warnings)
-    result = simulate(cluster, pending, config, registry, seed=args.seed)
-    data = simulation_json(result)
+    result = simulate(
+        cluster,
+        pending,
+        config,
+        registry,
+        seed=args.seed,
+        tie_break=args.tie_break,
+        explain_pods=args.explain or (),
+    )
+    inputs = {"cluster": args.cluster, "pods": list(args.pods or ()), "config": args.config}
+    data = simulation_document(result, args.seed, inputs)
     _emit(args.output, data, lambda: report.simulation_table(data))
     return 0
 
@@ -90,6 +106,8 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     elif len(pods) != 1:
         raise UserError(f"{args.pod}: expected exactly one pod, found {len(pods)}")
     data = explain(cluster, pods[0], config, registry, seed=args.seed)
+    inputs = {"cluster": args.cluster, "pod": args.pod, "config": args.config}
+    data = explain_document(data, cluster, args.seed, inputs)
     _emit(args.output, data, lambda: report.explain_table(data))
     return 0
 
@@ -178,6 +196,19 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", help="KubeSchedulerConfiguration file (default profile if unset)")
     sim.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     sim.add_argument("--output", "-o", choices=("table", "json", "yaml"), default="table")
+    sim.add_argument(
+        "--explain",
+        action="append",
+        metavar="POD",
+        help="add the per-node, per-plugin scores of this pod (namespace/name); repeatable",
+    )
+    sim.add_argument(
+        "--tie-break",
+        choices=TIE_BREAKS,
+        default="random",
+        help="random: one random source for the run, as kube-scheduler; per-pod: each pod's "
+        "own, from the seed and its key (what compare uses)",
+    )
     sim.set_defaults(func=_cmd_simulate)
 
     exp = sub.add_parser("explain", help="why a pod goes where it goes, or why it is pending")

@@ -13,7 +13,7 @@ totals, as upstream. ``schedule_pod`` is the synchronous attempt without extende
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -136,6 +136,12 @@ class ScheduleResult:
     plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Each feasible node's weighted total (when recorded).
     totals: dict[str, int] = field(default_factory=dict)
+    #: The best-scored nodes, sorted, when several tied and a ``tie_breaker`` chose.
+    tied: tuple[str, ...] = ()
+
+
+#: Picks one of the tied best nodes (given sorted by name) for a pod.
+TieBreaker = Callable[[Pod, Sequence[str]], str]
 
 
 class SchedulingAlgorithm:
@@ -157,6 +163,9 @@ class SchedulingAlgorithm:
         self.next_start_node_index = 0
         #: Use the snapshot's node table (when it has one) for vector plugins.
         self.columnar = columnar
+        #: When set, ties among the best nodes are broken by it instead of the shared
+        #: random source (the lab's per-pod tie-break); the live scheduler leaves it unset.
+        self.tie_breaker: TieBreaker | None = None
 
     @property
     def extenders(self) -> Extenders | None:
@@ -261,8 +270,16 @@ class SchedulingAlgorithm:
             return ScheduleResult(feasible[0].name, evaluated, 1, diagnosis)
         if table is not None and isinstance(feasible, NodeInfoView):
             scores, weighted = columnar.prioritize(fwk, state, pod, table, feasible)
-            host = table.names[int(feasible.rows[self._pick(weighted)])]
+            tied: tuple[str, ...] = ()
+            if self.tie_breaker is not None:
+                best = np.flatnonzero(weighted == weighted.max()).tolist()
+                tied = tuple(sorted(table.names[int(feasible.rows[i])] for i in best))
+            if len(tied) > 1 and self.tie_breaker is not None:
+                host = self.tie_breaker(pod, tied)
+            else:
+                host = table.names[int(feasible.rows[self._pick(weighted)])]
             result = ScheduleResult(host, evaluated, len(feasible), diagnosis)
+            result.tied = tied if len(tied) > 1 else ()
             if explain:
                 names = [table.names[r] for r in feasible.rows.tolist()]
                 result.plugin_scores = {
@@ -272,8 +289,16 @@ class SchedulingAlgorithm:
                 result.totals = dict(zip(names, weighted.tolist(), strict=True))
             return result
         plugin_scores, totals = self._prioritize(state, pod, feasible)
-        host = self._select_host(feasible, totals)
+        tied = ()
+        if self.tie_breaker is not None:
+            top = max(totals[info.name] for info in feasible)
+            tied = tuple(sorted(info.name for info in feasible if totals[info.name] == top))
+        if len(tied) > 1 and self.tie_breaker is not None:
+            host = self.tie_breaker(pod, tied)
+        else:
+            host = self._select_host(feasible, totals)
         result = ScheduleResult(host, evaluated, len(feasible), diagnosis)
+        result.tied = tied if len(tied) > 1 else ()
         if explain:
             result.plugin_scores = plugin_scores
             result.totals = totals

@@ -24,6 +24,7 @@ from kubesched.objects.errors import ObjectError
 from kubesched.objects.pod import Pod
 from kubesched.objects.priority import PriorityResolver
 from kubesched.objects.workloadpods import Names
+from kubesched.sim import document
 from kubesched.sim.expand import expand_manifests
 from kubesched.sim.files import ClusterObjects, InputError, load_objects
 from kubesched.sim.simulator import Placement, Simulator, refuse_extenders
@@ -88,6 +89,9 @@ class SimulationResult:
     simulator: Simulator
     #: The controller of each pod that has one: pod key to (kind, name, uid).
     owners: dict[str, tuple[str, str, str]] = dataclasses.field(default_factory=dict)
+    #: ``explain`` objects of the pods named by ``explain_pods``, each evaluated in the
+    #: cluster as its last attempt saw it, in the order the pods were named.
+    explained: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 def simulate(
@@ -98,8 +102,15 @@ def simulate(
     seed: int | None = None,
     *,
     columnar: bool = True,
+    tie_break: str = "random",
+    explain_pods: Sequence[str] = (),
 ) -> SimulationResult:
-    """Schedule ``pending`` onto ``cluster``; pods that name a node are bound as given."""
+    """Schedule ``pending`` onto ``cluster``; pods that name a node are bound as given.
+
+    ``explain_pods`` (pod keys ``namespace/name``, or names in ``default``) are explained
+    before each of their attempts, in the cluster as that attempt sees it. Raises
+    InputError naming a pod that is not among ``pending``.
+    """
     bound_now = [p for p in pending if p.node_name]
     sim = Simulator(
         cluster.nodes,
@@ -109,10 +120,47 @@ def simulate(
         cluster=_lister(cluster),
         seed=seed,
         columnar=columnar,
+        tie_break=tie_break,
     )
+    wanted = _explained_keys(explain_pods, [p for p in pending if not p.node_name])
+    explained: dict[str, dict[str, Any]] = {}
+    if wanted:
+
+        def before_attempt(pod: Pod) -> None:
+            if pod.key in wanted:
+                explained[pod.key] = _explain_in(
+                    sim.snapshot(),
+                    _lister(cluster),
+                    cluster.owners,
+                    pod,
+                    config,
+                    registry,
+                    seed,
+                    sim.nominator,
+                )
+
+        sim.before_attempt = before_attempt
     placements = [Placement(p, p.node_name, None) for p in bound_now]
     placements += sim.run([p for p in pending if not p.node_name])
-    return SimulationResult(placements, sim, dict(cluster.owners))
+    # The attempt itself chose among tied nodes: report its choice and outcome.
+    ended = {p.pod.key: p for p in placements}
+    for key, data in explained.items():
+        data["node"], data["message"] = ended[key].node, ended[key].message
+    return SimulationResult(
+        placements, sim, dict(cluster.owners), [explained[k] for k in wanted if k in explained]
+    )
+
+
+def _explained_keys(names: Sequence[str], pending: Sequence[Pod]) -> list[str]:
+    keys = {p.key for p in pending}
+    out = []
+    for name in names:
+        key = name if "/" in name else f"default/{name}"
+        if key not in keys:
+            raise InputError(f"--explain {name}: no pod {key} among the pods to schedule")
+        if key not in out:
+            out.append(key)
+    return out
 
 
 def simulation_json(result: SimulationResult) -> dict[str, Any]:
@@ -166,17 +214,33 @@ def explain(
     """Evaluate ``pod`` against every node; the ``explain --output json`` object.
     Raises ConfigError when ``config`` lists extenders (see ``refuse_extenders``)."""
     refuse_extenders(config)
+    snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
+    return _explain_in(
+        snapshot, _lister(cluster), cluster.owners, pod, config, registry, seed, Nominator()
+    )
+
+
+def _explain_in(
+    snapshot: Snapshot,
+    lister: StaticClusterLister,
+    owners: dict[str, tuple[str, str, str]],
+    pod: Pod,
+    config: KubeSchedulerConfiguration,
+    registry: Registry,
+    seed: int | None,
+    nominator: Nominator,
+) -> dict[str, Any]:
+    """Evaluate ``pod`` against every node of ``snapshot`` with its profile."""
     profile = next(
         (p for p in config.profiles if p.scheduler_name == pod.scheduler_name),
         config.profiles[0],
     )
-    snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
     fwk = Framework(
         profile,
         registry,
-        cluster=_lister(cluster),
+        cluster=lister,
         client=_DryRunClient(),
-        nominator=Nominator(),
+        nominator=nominator,
         snapshot=snapshot,
         rng=random.Random(seed),
     )
@@ -201,30 +265,33 @@ def explain(
         message = err.status.message
         diagnosis = None
     nodes = []
-    for node in cluster.nodes:
-        feasible = node.name in totals or node.name == chosen
+    for info in snapshot.list():
+        name = info.name
+        feasible = name in totals or name == chosen
         status = None
         if not feasible and diagnosis is not None:
-            status = diagnosis.node_to_status.get(node.name)
+            status = diagnosis.node_to_status.get(name)
         nodes.append(
             {
-                "name": node.name,
+                "name": name,
                 "feasible": feasible,
                 "rejectedBy": (status.plugin or None) if status is not None else None,
                 "reason": (status.message or None) if status is not None else None,
                 "scores": {
-                    plugin: per_node[node.name]
+                    plugin: per_node[name]
                     for plugin, per_node in scores.items()
-                    if node.name in per_node
+                    if name in per_node
                 },
-                "score": totals.get(node.name) if feasible else None,
+                "score": totals.get(name) if feasible else None,
             }
         )
     return {
         "pod": pod.key,
-        "owner": _owner(cluster.owners.get(pod.key)),
+        "owner": _owner(owners.get(pod.key)),
         "node": chosen,
         "message": message,
+        "profile": profile.scheduler_name,
+        "weights": {plugin: fwk.score_weights.get(plugin, 1) for plugin in scores},
         "nodes": nodes,
     }
 
@@ -240,3 +307,38 @@ class _DryRunClient:
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
         return None
+
+
+def simulation_document(
+    result: SimulationResult, seed: int | None, inputs: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``simulate`` report document: ``simulation_json``'s fields (unchanged) and the
+    views of the report: node usage, spread per workload, pending pods by reason, KPIs and
+    the explained pods."""
+    snapshot = result.simulator.snapshot()
+    usage = document.node_usage(snapshot)
+    pending = [(p.pod.key, p.message, p.statuses) for p in result.placements if p.node is None]
+    return {
+        **document.header(document.SIMULATION, "simulate", seed, inputs),
+        **simulation_json(result),
+        "profiles": sorted(result.simulator.frameworks),
+        "kpis": document.kpis([(p.pod.key, p.node) for p in result.placements], usage),
+        "nodeUsage": usage,
+        "spread": document.spread(snapshot, result.owners),
+        "pending": document.pending_section(pending, [n["name"] for n in usage]),
+        "explained": result.explained,
+    }
+
+
+def explain_document(
+    data: dict[str, Any], cluster: ClusterObjects, seed: int | None, inputs: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``explain`` report document: ``explain``'s fields (unchanged) and the cluster's
+    node usage before the pod."""
+    snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
+    return {
+        **document.header(document.EXPLANATION, "explain", seed, inputs),
+        **data,
+        "nodeUsage": document.node_usage(snapshot),
+        "spread": document.spread(snapshot, cluster.owners),
+    }

@@ -39,10 +39,11 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.schedule import (
     FitError,
     SchedulingError,
+    TieBreaker,
     build_profiles,
 )
 from kubesched.framework.snapshot import Snapshot
-from kubesched.framework.types import QueuedPodInfo
+from kubesched.framework.types import NodeToStatus, QueuedPodInfo
 from kubesched.framework.waiting_pods import VirtualTimers, WaitingPodsMap
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -61,6 +62,26 @@ class Placement:
     message: str | None
     preempted: list[str] = field(default_factory=list)
     attempts: int = 0
+    #: Every node's verdict in the last failed attempt (None once placed).
+    statuses: NodeToStatus | None = field(default=None, repr=False, compare=False)
+    #: The best-scored nodes that tied when the pod was placed (with per-pod tie-break).
+    tied: tuple[str, ...] = ()
+
+
+#: How the simulator breaks ties among the best nodes: one random source for the whole
+#: run (as the live scheduler), or a source per pod seeded by the run's seed and the
+#: pod's key, so that a pod facing the same tied nodes under two configurations picks the
+#: same one (``compare``).
+TIE_BREAKS = ("random", "per-pod")
+
+
+def per_pod_tie_breaker(seed: int | None) -> TieBreaker:
+    """Pick among ``tied`` (sorted names) by a draw seeded with the seed and pod key."""
+
+    def pick(pod: Pod, tied: Sequence[str]) -> str:
+        return tied[random.Random(f"{seed}/{pod.key}").randrange(len(tied))]
+
+    return pick
 
 
 def refuse_extenders(config: KubeSchedulerConfiguration) -> None:
@@ -101,8 +122,11 @@ class Simulator:
         cluster: StaticClusterLister | None = None,
         seed: int | None = None,
         columnar: bool = True,
+        tie_break: str = "random",
     ) -> None:
         refuse_extenders(config)
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break: Unsupported value: {tie_break!r}: {TIE_BREAKS}")
         self.rng = random.Random(seed)
         # One snapshot, kept up to date pod by pod: the simulation is serial, so every
         # cycle sees the cluster as the previous one left it.
@@ -123,6 +147,11 @@ class Simulator:
             columnar=columnar,
             waiting_pods=self.waiting_pods,
         )
+        if tie_break == "per-pod":
+            for algo in self.algorithms.values():
+                algo.tie_breaker = per_pod_tie_breaker(seed)
+        #: Called with each pod before each of its attempts (the lab's ``--explain``).
+        self.before_attempt: Callable[[Pod], None] | None = None
         self._events: list[tuple[ClusterEvent, object, object]] = []
         self._deleted: list[Pod] = []
         #: Pods held at Permit: their framework, cycle state, pod and assumed pod.
@@ -201,6 +230,7 @@ class Simulator:
             if bound is not None:
                 placement.node = bound.node_name
                 placement.message = None
+                placement.statuses = None
                 current[pod.key] = bound
                 self._events.append((ASSIGNED_POD_ADD, None, bound))
                 return
@@ -228,6 +258,8 @@ class Simulator:
                 infos[pod.key] = qinfo
                 placement = outcomes[pod.key]
                 placement.attempts = qinfo.attempts
+                if self.before_attempt is not None:
+                    self.before_attempt(pod)
                 started = time.perf_counter()
                 outcome = self._attempt(pod, placement)
                 if observe is not None:
@@ -261,6 +293,7 @@ class Simulator:
             result = algo.schedule_pod(state, pod)
         except FitError as fit:
             rejectors = frozenset(fit.diagnosis.unschedulable_plugins)
+            placement.statuses = fit.diagnosis.node_to_status
             if fwk.has_post_filter_plugins():
                 deleted_before = len(self._deleted)
                 r, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
@@ -276,6 +309,7 @@ class Simulator:
             return None, err.status.message, frozenset({err.status.plugin} - {""})
 
         host = result.suggested_host
+        placement.tied = result.tied
         assumed = pod.evolve(node_name=host, nominated_node_name="")
         self._snapshot.add_pod(assumed)
         self.nominator.delete_nominated_pod(pod)

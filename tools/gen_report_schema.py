@@ -1,0 +1,181 @@
+"""Write the lab report's JSON Schema: src/kubesched/sim/report.schema.json and its
+published copy docs/report.schema.json (tests check that the two are the same).
+
+Run from the repository root: ``python tools/gen_report_schema.py``.
+"""
+
+import json
+from pathlib import Path
+
+
+def obj(props, required=None, extra=False):
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(required if required is not None else props),
+        "additionalProperties": extra,
+    }
+
+
+s = {"type": "string"}
+ns = {"type": ["string", "null"]}
+i = {"type": "integer"}
+ni = {"type": ["integer", "null"]}
+num = {"type": "number"}
+b = {"type": "boolean"}
+
+
+def arr(x):
+    return {"type": "array", "items": x}
+
+
+def mapof(x):
+    return {"type": "object", "additionalProperties": x}
+
+
+def ref(n):
+    return {"$ref": f"#/$defs/{n}"}
+
+
+defs = {
+    "metadata": obj(
+        {
+            "command": {"enum": ["simulate", "explain", "compare", "capacity"]},
+            "generatedAt": {"type": ["string", "null"], "format": "date-time"},
+            "seed": ni,
+            "inputs": {"type": "object"},
+        }
+    ),
+    "amount": obj({"requested": i, "allocatable": i}),
+    "nodeUsage": arr(
+        obj(
+            {
+                "name": s,
+                "zone": s,
+                "resources": {
+                    "type": "object",
+                    "properties": {
+                        "cpu": ref("amount"),
+                        "memory": ref("amount"),
+                        "pods": ref("amount"),
+                    },
+                    "required": ["cpu", "memory", "pods"],
+                    "additionalProperties": ref("amount"),
+                },
+            }
+        )
+    ),
+    "stats": obj({"mean": num, "max": num, "stddev": num}),
+    "kpis": obj(
+        {
+            "placed": i,
+            "pending": i,
+            "nodesUsed": i,
+            "cpu": ref("stats"),
+            "memory": ref("stats"),
+            "zoneSkew": i,
+        }
+    ),
+    "placement": obj({"pod": s, "owner": ns, "node": ns, "message": ns, "preempted": arr(s)}),
+    "summary": obj(
+        {
+            "pods": i,
+            "scheduled": i,
+            "unschedulable": i,
+            "preempted": i,
+            "nodes": arr(
+                obj(
+                    {
+                        "name": s,
+                        "pods": i,
+                        "cpu": ref("amount"),
+                        "memory": ref("amount"),
+                        "allowedPods": i,
+                    }
+                )
+            ),
+        }
+    ),
+    "spread": arr(
+        obj(
+            {
+                "workload": s,
+                "namespace": s,
+                "labels": mapof(s),
+                "perZone": mapof(i),
+                "perNode": mapof(i),
+                "zoneSkew": i,
+                "nodeSkew": i,
+                "pods": i,
+            }
+        )
+    ),
+    "pending": obj(
+        {
+            "reasons": arr(obj({"reason": s, "count": i, "pods": arr(s)})),
+            "pods": arr(obj({"pod": s, "message": ns, "verdicts": ni})),
+            "verdictSets": arr(mapof(arr(s))),
+            "truncated": b,
+        }
+    ),
+    "explanation": obj(
+        {
+            "pod": s,
+            "owner": ns,
+            "node": ns,
+            "message": ns,
+            "profile": s,
+            "weights": mapof(i),
+            "nodes": arr(
+                obj(
+                    {
+                        "name": s,
+                        "feasible": b,
+                        "rejectedBy": ns,
+                        "reason": ns,
+                        "scores": mapof(i),
+                        "score": ni,
+                    }
+                )
+            ),
+        }
+    ),
+}
+common = {"apiVersion": {"const": "lab.kubesched.io/v1alpha1"}, "metadata": ref("metadata")}
+sim = obj(
+    {
+        **common,
+        "kind": {"const": "SimulationReport"},
+        "placements": arr(ref("placement")),
+        "summary": ref("summary"),
+        "profiles": arr(s),
+        "kpis": ref("kpis"),
+        "nodeUsage": ref("nodeUsage"),
+        "spread": ref("spread"),
+        "pending": ref("pending"),
+        "explained": arr(ref("explanation")),
+    }
+)
+exp = obj(
+    {
+        **common,
+        "kind": {"const": "ExplainReport"},
+        **defs["explanation"]["properties"],
+        "nodeUsage": ref("nodeUsage"),
+        "spread": ref("spread"),
+    }
+)
+doc = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://kubesched.io/schemas/lab.kubesched.io/v1alpha1/report.schema.json",
+    "title": "kubesched lab report",
+    "description": (
+        "The document kubesched simulate, explain, compare and capacity print with"
+        " --output json; kind says which."
+    ),
+    "oneOf": [ref("SimulationReport"), ref("ExplainReport")],
+    "$defs": {**defs, "SimulationReport": sim, "ExplainReport": exp},
+}
+text = json.dumps(doc, indent=2) + "\n"
+for target in ("src/kubesched/sim/report.schema.json", "docs/report.schema.json"):
+    Path(target).write_text(text, encoding="utf-8")
