@@ -200,3 +200,25 @@ def test_failed_by_pod_gc() -> None:
         "DeletionByPodGC",
         "PodGC: node no longer exists",
     )
+
+
+def test_terminated_with_an_exit_code_per_container() -> None:
+    before = started(containers=("main", "sidecar", "other"))
+    status = podstatus.terminated(before, {"main": 42, "sidecar": 0})
+    assert status["phase"] == "Failed"
+    codes = {c["name"]: c["state"]["terminated"]["exitCode"] for c in status["containerStatuses"]}
+    # A container the mapping does not name exits with 0.
+    assert codes == {"main": 42, "sidecar": 0, "other": 0}
+    assert podstatus.terminated(before, {"main": 0})["phase"] == "Succeeded"
+
+
+@pytest.mark.parametrize("running", [True, False], ids=["running-pod", "pod-never-started"])
+def test_killed_pod_fails(running: bool) -> None:
+    before = started() if running else pod()
+    status = podstatus.killed(before)
+    assert status["phase"] == "Failed"
+    assert conditions(status)["Ready"] == ("False", "PodFailed")
+    for container in status.get("containerStatuses") or []:
+        ended = container["state"]["terminated"]
+        assert (ended["exitCode"], ended["reason"]) == (podstatus.KILLED_EXIT_CODE, "Error")
+    assert bool(status.get("containerStatuses")) == running

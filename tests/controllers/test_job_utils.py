@@ -56,9 +56,17 @@ def pod(
         ([0], "0"),
         ([0, 1, 2], "0-2"),
         ([7, 1, 3, 4, 5], "1,3-5,7"),
-        ([4, 4, 5], "4-5"),
+        ([4, 4, 5], "4,5"),
+        ([2, 3, 9, 10, 11], "2,3,9-11"),
     ],
-    ids=["none", "one", "one-interval", "intervals-and-singles", "duplicates-collapse"],
+    ids=[
+        "none",
+        "one",
+        "one-interval",
+        "intervals-and-singles",
+        "duplicates-collapse",
+        "two-in-a-row-are-two-singles",
+    ],
 )
 def test_completed_indexes_are_written_as_intervals(indexes, text):
     assert format_indexes(indexes) == text

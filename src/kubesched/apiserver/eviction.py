@@ -13,6 +13,11 @@
   allowed: 429 ``Cannot evict pod as it would violate the pod's disruption budget.`` with
   a ``DisruptionBudget`` cause.
 
+Before the delete, the pod gets the condition ``DisruptionTarget`` (reason
+``EvictionByEvictionAPI``, message ``Eviction API: evicting``), as upstream's
+``addConditionAndDeletePod`` adds it, so that a Job's pod failure policy can tell an
+eviction from a failure of its own.
+
 Success is 201 with a Success Status.
 """
 
@@ -31,6 +36,9 @@ from kubesched.objects.disruption import is_ready, matches
 MAX_DISRUPTED_PODS = 2000
 _RETRIES = 5
 _VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
+DISRUPTION_TARGET = "DisruptionTarget"
+EVICTION_REASON = "EvictionByEvictionAPI"
+EVICTION_MESSAGE = "Eviction API: evicting"
 
 
 def _too_many(cause: str) -> errors.ApiError:
@@ -135,8 +143,74 @@ def _try_decrement(store: Store, pdb: Any, pod_name: str) -> bool:
 
 
 def _delete(store: Store, namespace: str, name: str, options: dict[str, Any]) -> rest.Reply:
+    updated = _add_disruption_target(store, namespace, name, options)
+    preconditions = options.get("preconditions")
+    if isinstance(preconditions, dict) and preconditions.get("resourceVersion"):
+        # The condition is our own write: the caller's precondition meant the version
+        # before it (upstream bumps it the same way).
+        version = updated["metadata"]["resourceVersion"]
+        options = {**options, "preconditions": {**preconditions, "resourceVersion": version}}
     rest.delete(store, PODS, namespace, name, options)
     return 201, errors.success(201)
+
+
+def _add_disruption_target(
+    store: Store, namespace: str, name: str, options: dict[str, Any]
+) -> Object:
+    """Write the DisruptionTarget condition into the latest pod's status, retrying on a
+    conflict; the delete options' preconditions are checked against that pod."""
+    preconditions = options.get("preconditions")
+    preconditions = preconditions if isinstance(preconditions, dict) else {}
+    for _ in range(_RETRIES):
+        pod = store.get(PODS, namespace, name)
+        meta = pod["metadata"]
+        uid, version = preconditions.get("uid"), preconditions.get("resourceVersion")
+        if uid and uid != meta.get("uid"):
+            raise errors.conflict(
+                "pods",
+                name,
+                f"Precondition failed: UID in precondition: {uid}, "
+                f"UID in object meta: {meta.get('uid', '')}",
+            )
+        if version and version != meta["resourceVersion"]:
+            raise errors.conflict(
+                "pods",
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {version}, "
+                f"ResourceVersion in object meta: {meta['resourceVersion']}",
+            )
+        new = copy_object(pod)
+        status = new.setdefault("status", {})
+        status["conditions"] = _with_condition(status.get("conditions") or [])
+        try:
+            return store.update(PODS, new, namespace, "status")
+        except errors.ApiError as err:
+            if err.code != 409:
+                raise
+    raise errors.stale_conflict("pods", name)
+
+
+def _with_condition(conditions: list[Any]) -> list[Any]:
+    """``conditions`` with DisruptionTarget True (``UpdatePodCondition``: the transition
+    time kept when the status was True already)."""
+    stamp = format_time(datetime.now(UTC))
+    wanted = {
+        "type": DISRUPTION_TARGET,
+        "status": "True",
+        "lastProbeTime": None,
+        "lastTransitionTime": stamp,
+        "reason": EVICTION_REASON,
+        "message": EVICTION_MESSAGE,
+    }
+    out = list(conditions)
+    for i, cond in enumerate(out):
+        if isinstance(cond, dict) and cond.get("type") == DISRUPTION_TARGET:
+            if cond.get("status") == "True":
+                wanted["lastTransitionTime"] = cond.get("lastTransitionTime", stamp)
+            out[i] = wanted
+            return out
+    out.append(wanted)
+    return out
 
 
 def _pdbs_for_pod(store: Store, pod: Object) -> list[Object]:

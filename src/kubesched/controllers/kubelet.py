@@ -17,14 +17,18 @@ what is due and when (KWOK's stages), then does it from a worker:
 * **pod-complete.** Containers run ``run-seconds`` (the annotation
   :data:`RUN_SECONDS_ANNOTATION`; else ``pod_run_seconds`` for restartPolicy Never and
   OnFailure pods, and forever for Always pods) from their start, then exit with the code
-  of :data:`EXIT_CODE_ANNOTATION` (default 0). restartPolicy Never: the pod ends
-  Succeeded (0) or Failed. OnFailure: exit 0 ends it Succeeded; another code restarts the
-  containers in place (``restartCount`` grows, the pod stays Running). Always: the
-  containers restart whatever the code.
+  of :data:`EXIT_CODE_ANNOTATION` (default 0), or, for the containers named in
+  :data:`CONTAINER_EXIT_CODES_ANNOTATION` (``"main=42,sidecar=0"``), with theirs.
+  restartPolicy Never: the pod ends Succeeded (every code 0) or Failed. OnFailure: all
+  0 ends it Succeeded; else the containers restart in place (``restartCount`` grows, the
+  pod stays Running). Always: the containers restart whatever the code.
 * **pod-delete.** A pod that gets a ``deletionTimestamp`` is removed ``stop_delay``
   seconds later with a delete of grace period 0 and a UID precondition — what the
   kubelet's status manager sends once the containers have stopped — instead of waiting
-  for the whole grace period. Finalizers still hold it. The server's reaper still
+  for the whole grace period. Finalizers still hold it; so a pod with finalizers that
+  had not finished is first reported Failed, its containers killed (exit code 137), as
+  the kubelet reports a deleted pod's terminal phase: a Job with a pod failure policy
+  replaces a pod only once it has failed, and reads that exit code. The server's reaper still
   removes, at the end of their grace, pods on nodes the kubelet does not run.
 * **Node leases.** Every ``node_lease_interval`` seconds (kubelet: 10 s; 0: none; the
   nodes spread evenly over the interval) it creates or renews the Lease
@@ -66,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFLICT_RETRIES",
+    "CONTAINER_EXIT_CODES_ANNOTATION",
     "EXIT_CODE_ANNOTATION",
     "LEASE_DURATION_SECONDS",
     "LEASE_NAMESPACE",
@@ -83,6 +88,9 @@ NAME = "kubelet"
 RUN_SECONDS_ANNOTATION = "kubesched.io/run-seconds"
 #: The exit code of the pod's containers when they exit (an integer, 0..255).
 EXIT_CODE_ANNOTATION = "kubesched.io/exit-code"
+#: Exit codes of named containers, ``name=code`` pairs separated by commas
+#: (``"main=42,sidecar=0"``); the others exit with :data:`EXIT_CODE_ANNOTATION`'s.
+CONTAINER_EXIT_CODES_ANNOTATION = "kubesched.io/container-exit-codes"
 LEASE_DURATION_SECONDS = 40
 LEASE_NAMESPACE = "kube-node-lease"
 CONFLICT_RETRIES = 5
@@ -435,6 +443,32 @@ class Kubelet:
         self._warn(key, f"{EXIT_CODE_ANNOTATION}: {text!r} is not an exit code (0..255)")
         return 1
 
+    def _exit_codes(self, key: str, pod: RawObject) -> int | dict[str, int]:
+        """One exit code for every container, or one per container name."""
+        default = self._exit_code(key, pod)
+        text = (pod["metadata"].get("annotations") or {}).get(CONTAINER_EXIT_CODES_ANNOTATION)
+        if text is None:
+            return default
+        names = {str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or ()}
+        codes = dict.fromkeys(names, default)
+        for part in str(text).split(","):
+            name, sep, value = part.strip().partition("=")
+            try:
+                code = int(value) if sep else -1
+            except ValueError:
+                code = -1
+            if name not in names or not 0 <= code <= 255:
+                self._warn(
+                    key,
+                    f"{CONTAINER_EXIT_CODES_ANNOTATION}: {part.strip()!r} is not "
+                    "<container>=<exit code 0..255> naming a container of the pod",
+                )
+                if name in names:
+                    codes[name] = 1
+                continue
+            codes[name] = code
+        return codes
+
     def _warn(self, key: str, problem: str) -> None:
         if (key, problem) not in self._warned:
             self._warned.add((key, problem))
@@ -478,6 +512,9 @@ class Kubelet:
             return
         meta = pod["metadata"]
         if action == POD_DELETE:
+            if meta.get("finalizers") and status_phase(pod) not in ("Succeeded", "Failed"):
+                # The finalizer keeps the pod: report how it ended before it goes.
+                await self._write_status(key, pod, self._killed_status)
             async with self._writes:
                 with contextlib.suppress(NotFound, Conflict):  # gone, or another pod now
                     await self.client.delete(
@@ -492,6 +529,14 @@ class Kubelet:
                     self._retry_later(key, pod)
                     return
         await self._write_status(key, pod, self._status_for)
+
+    def _killed_status(self, pod: RawObject) -> RawObject | None:
+        """The Failed status of a deleted pod that had not finished, or None if it has."""
+        if not pod["metadata"].get("deletionTimestamp"):
+            return None
+        if status_phase(pod) in ("Succeeded", "Failed"):
+            return None
+        return podstatus.killed(pod)
 
     def _retry_later(self, key: str, pod: RawObject) -> None:
         uid = str(pod["metadata"].get("uid", ""))
@@ -520,11 +565,12 @@ class Kubelet:
         if action == POD_READINESS:
             return podstatus.ready_changed(pod)
         if action == POD_COMPLETE:
-            code = self._exit_code(key, pod)
+            codes = self._exit_codes(key, pod)
             policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
-            if policy == "Never" or (policy == "OnFailure" and code == 0):
-                return podstatus.terminated(pod, code)
-            return podstatus.restarted(pod, code)
+            all_zero = codes == 0 if isinstance(codes, int) else not any(codes.values())
+            if policy == "Never" or (policy == "OnFailure" and all_zero):
+                return podstatus.terminated(pod, codes)
+            return podstatus.restarted(pod, codes)
         return None
 
     async def _write_status(
@@ -555,6 +601,11 @@ class Kubelet:
             if pod["metadata"].get("uid") != meta.get("uid"):
                 return  # another pod of that name now
         log.warning("kubelet: pod %s: gave up after %d conflicts", key, CONFLICT_RETRIES)
+
+
+def status_phase(pod: RawObject) -> str:
+    """``status.phase`` (Pending if unset)."""
+    return str((pod.get("status") or {}).get("phase") or "Pending")
 
 
 def _micro() -> str:

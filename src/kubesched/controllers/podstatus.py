@@ -6,11 +6,15 @@
   statuses (init containers terminated, Completed).
   Ready is True unless a readiness gate's condition is missing or not True
   (:func:`ready_changed` follows the gates afterwards).
-* :func:`terminated` — every container exited: phase Succeeded (all exit codes 0) or
+* :func:`terminated` — every container exited (one exit code for all, or one per
+  container name): phase Succeeded (all exit codes 0) or
   Failed, each container ``terminated`` with reason Completed (0) or Error and its
   exitCode, Ready / ContainersReady False with reason PodCompleted or PodFailed,
   Initialized True (reason PodCompleted when Succeeded) and PodReadyToStartContainers
   False, as ``pkg/kubelet/status/generate.go`` makes them.
+* :func:`killed` — the kubelet stopped the pod because it is being deleted: its running
+  containers end with exit code 137 (SIGKILL) and the pod is Failed, as the kubelet
+  reports a deleted pod that had not finished before it goes.
 * :func:`restarted` — the containers exited and were restarted in place (restartPolicy
   OnFailure or Always): ``restartCount`` grows, ``lastState`` holds the exit, the pod
   stays Running and Ready.
@@ -23,12 +27,15 @@ RFC 3339, as the API serialises metav1.Time.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 __all__ = [
     "container_started_at",
+    "exit_code_of",
     "failed_by_pod_gc",
+    "killed",
     "now",
     "ready_changed",
     "restarted",
@@ -37,6 +44,8 @@ __all__ = [
 ]
 
 RawObject = dict[str, Any]
+#: The exit code of a container killed by SIGKILL (128 + 9).
+KILLED_EXIT_CODE = 137
 _READY_KINDS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 
 
@@ -204,45 +213,73 @@ def _exit(code: int, started: str, finished: str, container_id: str) -> RawObjec
     }
 
 
-def terminated(pod: RawObject, exit_code: int) -> RawObject:
-    """The status of ``pod`` once every container exited with ``exit_code`` and none
-    restarts (restartPolicy Never, or OnFailure with exit code 0)."""
+def exit_code_of(exit_codes: int | Mapping[str, int], container: RawObject) -> int:
+    """The exit code of ``container``: ``exit_codes`` itself, or its entry for the
+    container's name (0 when it has none)."""
+    if isinstance(exit_codes, int):
+        return exit_codes
+    return exit_codes.get(str(container.get("name", "")), 0)
+
+
+def terminated(pod: RawObject, exit_codes: int | Mapping[str, int]) -> RawObject:
+    """The status of ``pod`` once every container exited — all with ``exit_codes``, or
+    each with its entry in it by name — and none restarts (restartPolicy Never, or
+    OnFailure with exit code 0)."""
     stamp = now()
     status = _status_copy(pod)
-    phase = "Succeeded" if exit_code == 0 else "Failed"
-    reason = "PodCompleted" if exit_code == 0 else "PodFailed"
+    containers = status.get("containerStatuses") or ()
+    succeeded = all(exit_code_of(exit_codes, c) == 0 for c in containers)
+    phase = "Succeeded" if succeeded else "Failed"
+    reason = "PodCompleted" if succeeded else "PodFailed"
     status["phase"] = phase
     status["conditions"] = _conditions(
         status,
         [
             _condition("PodReadyToStartContainers", "False", stamp),
             # Upstream's GeneratePodInitializedCondition: reason PodCompleted once Succeeded.
-            _condition("Initialized", "True", stamp, "PodCompleted" if exit_code == 0 else ""),
+            _condition("Initialized", "True", stamp, "PodCompleted" if succeeded else ""),
             _condition("Ready", "False", stamp, reason),
             _condition("ContainersReady", "False", stamp, reason),
         ],
         stamp,
     )
     out = []
-    for c in status.get("containerStatuses") or ():
+    for c in containers:
+        code = exit_code_of(exit_codes, c)
         started = str(((c.get("state") or {}).get("running") or {}).get("startedAt") or stamp)
         c = dict(c, ready=False, started=False)
-        c["state"] = _exit(exit_code, started, stamp, str(c.get("containerID", "")))
+        c["state"] = _exit(code, started, stamp, str(c.get("containerID", "")))
         out.append(c)
     status["containerStatuses"] = out
     return status
 
 
-def restarted(pod: RawObject, exit_code: int) -> RawObject:
-    """The status of ``pod`` after its containers exited with ``exit_code`` and the
-    kubelet started them again in place."""
+def killed(pod: RawObject) -> RawObject:
+    """The status of ``pod``, being deleted and not finished, once the kubelet stopped
+    it: every container ended with :data:`KILLED_EXIT_CODE`, phase Failed."""
+    status = terminated(pod, KILLED_EXIT_CODE)
+    if status["phase"] != "Failed":
+        # No container had started (a pending pod): none exited, and the pod failed.
+        status["phase"] = "Failed"
+        for cond in status["conditions"]:
+            if cond["type"] in ("Ready", "ContainersReady"):
+                cond["reason"] = "PodFailed"
+            elif cond["type"] == "Initialized":
+                cond.pop("reason", None)
+    return status
+
+
+def restarted(pod: RawObject, exit_codes: int | Mapping[str, int]) -> RawObject:
+    """The status of ``pod`` after its containers exited (with ``exit_codes``, as
+    :func:`terminated` reads it) and the kubelet started them again in place."""
     stamp = now()
     status = _status_copy(pod)
     out = []
     for c in status.get("containerStatuses") or ():
+        code = exit_code_of(exit_codes, c)
         started = str(((c.get("state") or {}).get("running") or {}).get("startedAt") or stamp)
         c = dict(c)
-        c["lastState"] = _exit(exit_code, started, stamp, str(c.get("containerID", "")))
+        c["lastState"] = _exit(code, started, stamp, str(c.get("containerID", "")))
         c["state"] = {"running": {"startedAt": stamp}}
         c["restartCount"] = int(c.get("restartCount") or 0) + 1
         out.append(c)

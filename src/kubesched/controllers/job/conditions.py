@@ -23,6 +23,14 @@ REASON_BACKOFF_LIMIT_EXCEEDED = "BackoffLimitExceeded"
 MESSAGE_BACKOFF_LIMIT_EXCEEDED = "Job has reached the specified backoff limit"
 REASON_DEADLINE_EXCEEDED = "DeadlineExceeded"
 MESSAGE_DEADLINE_EXCEEDED = "Job was active longer than specified deadline"
+#: A FailJob rule of the pod failure policy matched; the message names pod and rule.
+REASON_POD_FAILURE_POLICY = "PodFailurePolicy"
+REASON_MAX_FAILED_INDEXES_EXCEEDED = "MaxFailedIndexesExceeded"
+MESSAGE_MAX_FAILED_INDEXES_EXCEEDED = (
+    "Job has exceeded the specified maximal number of failed indexes"
+)
+REASON_FAILED_INDEXES = "FailedIndexes"
+MESSAGE_FAILED_INDEXES = "Job has failed indexes"
 
 
 @dataclass(frozen=True)

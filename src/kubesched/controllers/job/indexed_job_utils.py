@@ -53,7 +53,8 @@ def parse_indexes(text: str | None, completions: int) -> set[int]:
 
 
 def format_indexes(indexes: Iterable[int]) -> str:
-    """Sorted indexes as intervals: ``{1, 3, 4, 5, 7}`` → ``"1,3-5,7"``."""
+    """Sorted indexes as intervals: ``{1, 3, 4, 5, 7}`` → ``"1,3-5,7"``; two in a row
+    are written ``"3,4"``, as upstream's ``orderedIntervals.String``."""
     parts: list[str] = []
     ordered = sorted(set(indexes))
     i = 0
@@ -61,7 +62,10 @@ def format_indexes(indexes: Iterable[int]) -> str:
         j = i
         while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
             j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        if i == j:
+            parts.append(str(ordered[i]))
+        else:
+            parts.append(f"{ordered[i]}{',' if j == i + 1 else '-'}{ordered[j]}")
         i = j + 1
     return ",".join(parts)
 

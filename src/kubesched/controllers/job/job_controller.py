@@ -14,9 +14,12 @@ finalizer: a finished pod keeps it until its uid is recorded in
 Terminal conditions follow 1.34: SuccessCriteriaMet or FailureTarget first, Complete or
 Failed once no pod is terminating or uncounted.
 
-Pod failure policies, success policies and ``backoffLimitPerIndex`` are not implemented
-(a Job with a pod failure policy is run as if it had none, except that, as upstream,
-only failed pods are replaced).
+A ``podFailurePolicy`` (:mod:`.pod_failure_policy`) decides what each failed pod means:
+fail the Job (reason ``PodFailurePolicy``), fail the pod's index, ignore the failure (not
+counted towards ``backoffLimit``) or count it. With a policy, as with
+``podReplacementPolicy: Failed``, a terminating pod is replaced only once it has failed.
+Indexed Jobs may have ``backoffLimitPerIndex`` and ``maxFailedIndexes``
+(:mod:`.backoff_limit_per_index`). Success policies are not implemented.
 """
 
 from __future__ import annotations
@@ -38,6 +41,13 @@ from kubesched.controllers.controller_utils import (
     slow_start_batch,
 )
 from kubesched.controllers.job import conditions as cond
+from kubesched.controllers.job.backoff_limit_per_index import (
+    failed_indexes,
+    has_backoff_limit_per_index,
+    pods_with_delayed_deletion,
+    remaining_time_per_index,
+    with_index_failure_counts,
+)
 from kubesched.controllers.job.backoff_utils import (
     DEFAULT_POD_FAILURE_BACKOFF,
     MAX_POD_FAILURE_BACKOFF,
@@ -53,6 +63,11 @@ from kubesched.controllers.job.indexed_job_utils import (
     is_indexed,
     parse_indexes,
     with_completion_index_env,
+)
+from kubesched.controllers.job.pod_failure_policy import (
+    fail_job_message,
+    match_pod_failure_policy,
+    policy_of,
 )
 from kubesched.controllers.job.pods import (
     JOB_TRACKING_FINALIZER,
@@ -171,6 +186,10 @@ class _SyncContext:
     finished: cond.Condition | None = None
     prev_succeeded_indexes: set[int] = field(default_factory=set)
     succeeded_indexes: set[int] = field(default_factory=set)
+    #: With backoffLimitPerIndex: the failed indexes, and per index the failed pod kept
+    #: until its replacement carries its failure count.
+    failed_indexes: set[int] | None = None
+    delayed_deletion: dict[int, RawObject] = field(default_factory=dict)
     backoff: BackoffRecord = field(default_factory=BackoffRecord)
 
     @property
@@ -530,7 +549,11 @@ class JobController:
         ctx.succeeded = (
             as_int(status.get("succeeded"), 0) + len(new_succeeded) + len(ctx.uncounted_succeeded)
         )
-        ctx.failed = as_int(status.get("failed"), 0) + len(new_failed) + len(ctx.uncounted_failed)
+        policy = policy_of(job)
+        counted_failed = sum(
+            1 for p in new_failed if match_pod_failure_policy(policy, p).count_failed
+        )
+        ctx.failed = as_int(status.get("failed"), 0) + counted_failed + len(ctx.uncounted_failed)
         if not status.get("startTime") and not suspended(job):
             status["startTime"] = format_time(now)
         ctx.backoff = next_record(
@@ -551,6 +574,13 @@ class JobController:
                 ctx.finished = cond.Condition(
                     cond.FAILED, target.get("reason", ""), target.get("message", "")
                 )
+            else:
+                message = fail_job_message(policy, [p for p in pods if is_pod_failed(p, job)])
+                if message is not None:
+                    # FailureTarget first records why, before any finalizer is removed.
+                    ctx.finished = cond.Condition(
+                        cond.FAILURE_TARGET, cond.REASON_POD_FAILURE_POLICY, message
+                    )
         if ctx.finished is None:
             if ctx.failed > backoff_limit or past_backoff_limit_on_failure(job, pods):
                 ctx.finished = cond.Condition(
@@ -580,6 +610,8 @@ class JobController:
                 and UNKNOWN_INDEX < completion_index(p) < completions
             }
             ctx.succeeded = len(ctx.succeeded_indexes)
+            if has_backoff_limit_per_index(job):
+                self._judge_indexes(ctx, completions)
 
         suspend_changed = False
         failure: Exception | None = None
@@ -638,6 +670,32 @@ class JobController:
         await self._track_status_and_remove_finalizers(key, ctx, needs_update)
         if failure is not None:
             raise _SyncError(str(failure)) from failure
+
+    def _judge_indexes(self, ctx: _SyncContext, completions: int) -> None:
+        """backoffLimitPerIndex: the failed indexes, whether they fail the Job, and the
+        failed pods whose removal waits for their replacement."""
+        job = ctx.job
+        ctx.failed_indexes = failed_indexes(job, ctx.pods)
+        if ctx.finished is None:
+            most = (job.get("spec") or {}).get("maxFailedIndexes")
+            failed = len(ctx.failed_indexes)
+            if isinstance(most, int) and failed > most:
+                ctx.finished = cond.Condition(
+                    cond.FAILURE_TARGET,
+                    cond.REASON_MAX_FAILED_INDEXES_EXCEEDED,
+                    cond.MESSAGE_MAX_FAILED_INDEXES_EXCEEDED,
+                )
+            elif failed > 0 and failed + len(ctx.succeeded_indexes) >= completions:
+                ctx.finished = cond.Condition(
+                    cond.FAILURE_TARGET, cond.REASON_FAILED_INDEXES, cond.MESSAGE_FAILED_INDEXES
+                )
+        ctx.delayed_deletion = pods_with_delayed_deletion(
+            job,
+            ctx.pods,
+            {completion_index(p) for p in ctx.active_pods},
+            ctx.succeeded_indexes | ctx.failed_indexes,
+            ctx.expected_rm_finalizers,
+        )
 
     def _past_active_deadline(self, job: RawObject, now: datetime) -> bool:
         deadline = (job.get("spec") or {}).get("activeDeadlineSeconds")
@@ -700,30 +758,68 @@ class JobController:
         diff = want - waiting - active
         if diff <= 0:
             return active, None
-        remaining = ctx.backoff.remaining(
-            self.clock(), self.pod_failure_backoff, self.max_pod_failure_backoff
-        )
-        if remaining > 0:
-            # Upstream reports 0 active here; the count we know is the truer one.
-            self.queue.add_after(key, max(remaining, self.batch_period))
-            return active, None
+        per_index = has_backoff_limit_per_index(job)
+        if not per_index:
+            # With backoffLimitPerIndex each index waits its own backoff instead.
+            remaining = ctx.backoff.remaining(
+                self.clock(), self.pod_failure_backoff, self.max_pod_failure_backoff
+            )
+            if remaining > 0:
+                # Upstream reports 0 active here; the count we know is the truer one.
+                self.queue.add_after(key, max(remaining, self.batch_period))
+                return active, None
         diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC)
         indexes: list[int] = []
         if is_indexed(job):
             held = {completion_index(p) for p in ctx.active_pods}
             if only_replace_failed_pods(job):
                 held |= {completion_index(p) for p in ctx.pods if is_terminating(p)}
-            indexes = first_pending_indexes(diff, completions or 0, ctx.succeeded_indexes | held)
+            excluded = ctx.succeeded_indexes | held | (ctx.failed_indexes or set())
+            indexes = first_pending_indexes(diff, completions or 0, excluded)
+            if per_index:
+                indexes, remaining = self._indexes_past_backoff(indexes, ctx.delayed_deletion)
+                if remaining > 0:
+                    self.queue.add_after(key, max(remaining, self.batch_period))
+                    return active, None
             diff = len(indexes)
         if diff <= 0:
             return active, None
-        created, failure = await self._create_pods(job, key, diff, indexes)
+        created, failure = await self._create_pods(job, key, diff, indexes, ctx.delayed_deletion)
         return active + created, failure
 
+    def _indexes_past_backoff(
+        self, indexes: list[int], last_failed: dict[int, RawObject]
+    ) -> tuple[list[int], float]:
+        """The indexes whose backoff is over; if none, the shortest wait
+        (``getPodCreationInfoForIndependentIndexes``)."""
+        now = self.clock()
+        ready: list[int] = []
+        shortest: float | None = None
+        for index in indexes:
+            remaining = remaining_time_per_index(
+                now,
+                self.pod_failure_backoff,
+                self.max_pod_failure_backoff,
+                last_failed.get(index),
+            )
+            if remaining <= 0:
+                ready.append(index)
+            elif shortest is None or remaining < shortest:
+                shortest = remaining
+        if ready:
+            return ready, 0.0
+        return ready, shortest or 0.0
+
     async def _create_pods(
-        self, job: RawObject, key: str, count: int, indexes: list[int]
+        self,
+        job: RawObject,
+        key: str,
+        count: int,
+        indexes: list[int],
+        replaced: dict[int, RawObject],
     ) -> tuple[int, Exception | None]:
-        """Create ``count`` pods (one per index of ``indexes`` for an Indexed Job) in
+        """Create ``count`` pods (one per index of ``indexes`` for an Indexed Job, each
+        given its index's failure count from the failed pod it ``replaced``) in
         slow-start batches; pods never attempted are no longer expected."""
         self.expectations.expect_creations(key, count)
         template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
@@ -747,9 +843,12 @@ class JobController:
                 if pending:
                     index = pending.pop(0)
                     name = str(meta(job).get("name", ""))
+                    indexed = _indexed_template(template, name, index)
+                    if has_backoff_limit_per_index(job):
+                        with_index_failure_counts(indexed, job, replaced.get(index))
                     await self.pod_control.create_pods(
                         namespace,
-                        _indexed_template(template, name, index),
+                        indexed,
                         owner,
                         owner_ref,
                         generate_name=indexed_generate_name(name, index),
@@ -831,6 +930,7 @@ class JobController:
         uncounted = status["uncountedTerminatedPods"]
         indexed = is_indexed(job)
         completions = ctx.completions or 0
+        policy = policy_of(job)
         pods = sorted(ctx.pods, key=completion_index) if indexed else ctx.pods
         with_finalizer = {
             uid(p)
@@ -849,10 +949,8 @@ class JobController:
             if not has_tracking_finalizer(pod) or pod_uid in ctx.expected_rm_finalizers:
                 continue  # counted in an earlier sync
             failed = is_pod_failed(pod, job)
-            if not (meta(job).get("deletionTimestamp") or ctx.finished or failed) and (
-                phase(pod) != "Succeeded"
-            ):
-                continue  # still running, or terminating without having failed
+            if not _can_remove_finalizer(ctx, pod, failed):
+                continue
             to_release.append(pod)
             if phase(pod) == "Succeeded" and pod_uid not in ctx.uncounted_failed:
                 if indexed:
@@ -872,7 +970,9 @@ class JobController:
                 # A finishing Job counts every pod that did not succeed as failed.
                 index = completion_index(pod)
                 valid = not indexed or UNKNOWN_INDEX < index < completions
-                if pod_uid not in ctx.uncounted_failed and valid:
+                # A failure the pod failure policy ignores is released uncounted.
+                counted = match_pod_failure_policy(policy, pod).count_failed
+                if pod_uid not in ctx.uncounted_failed and valid and counted:
                     failed_uids.append(pod_uid)
                     needs_flush = True
             if len(new_indexes) + len(succeeded_uids) + len(failed_uids) >= MAX_UNCOUNTED_PODS:
@@ -888,6 +988,12 @@ class JobController:
                 needs_flush = True
             status["succeeded"] = len(ctx.succeeded_indexes)
             status["completedIndexes"] = text
+            failed_text = (
+                format_indexes(ctx.failed_indexes) if ctx.failed_indexes is not None else None
+            )
+            if failed_text != status.get("failedIndexes"):
+                needs_flush = True
+                status["failedIndexes"] = failed_text
         stamp = format_time(self.clock())
         conds = status["conditions"]
         if ctx.finished is not None and ctx.finished.type == cond.FAILURE_TARGET:
@@ -990,6 +1096,8 @@ class JobController:
             status.pop("conditions", None)
         if is_indexed(job) and not status.get("completedIndexes"):
             status.pop("completedIndexes", None)
+        if status.get("failedIndexes") is None:
+            status.pop("failedIndexes", None)
         updated = await self.client.update(JOBS, job, subresource="status")
         ustatus = updated.setdefault("status", {})
         ustatus.setdefault("uncountedTerminatedPods", {})
@@ -998,6 +1106,18 @@ class JobController:
 
     def _event(self, job: RawObject, kind: str, reason: str, message: str) -> None:
         self.recorder.event(_with_kind(job), kind, reason, message)
+
+
+def _can_remove_finalizer(ctx: _SyncContext, pod: RawObject, failed: bool) -> bool:
+    """Whether the sync may release the pod: it succeeded, the Job is finishing or being
+    deleted, or it failed and is not the failed pod its index's replacement waits for
+    (``canRemoveFinalizer``)."""
+    if meta(ctx.job).get("deletionTimestamp") or ctx.finished or phase(pod) == "Succeeded":
+        return True
+    if not failed:
+        return False  # still running, or terminating without having failed
+    kept = ctx.delayed_deletion.get(completion_index(pod))
+    return kept is None or uid(kept) != uid(pod)
 
 
 class _SyncError(Exception):
