@@ -388,3 +388,66 @@ def test_export_keeps_the_workload_owners_of_the_pods_it_copies(
     api = next(p for p in placements if p["owner"] == "ReplicaSet/api")
     assert api["pod"] == "default/api-3"
     assert api["node"] == "n-small"
+
+
+def _storage_objects() -> list[dict[str, Any]]:
+    from kubesched.testing.storage_wrappers import make_csi_node, make_pv, make_pvc
+
+    pv = make_pv("pv-1").capacity("10Gi").access_modes("ReadWriteOnce")
+    pv = pv.csi("ebs.csi.aws.com", "vol-1").claim_ref("data").phase("Bound")
+    pv.annotation("pv.kubernetes.io/bound-by-controller", "yes")
+    pv.annotation("note.example.com/owner", "do not copy me")
+    claim = make_pvc("data").request("1Gi").access_modes("ReadWriteOnce").volume_name("pv-1")
+    claim.annotation("pv.kubernetes.io/bind-completed", "yes").phase("Bound")
+    return [pv.dict(), claim.dict(), make_csi_node("n1").driver("ebs.csi.aws.com", 3).dict()]
+
+
+def test_split_export_keeps_storage_state_and_drops_other_annotations() -> None:
+    volume_pod = pod("with-claim", "1", "1Gi", nodeName="n1")
+    volume_pod["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    result = split_export([*_storage_objects(), volume_pod])
+    pv, claim, csi_node, exported_pod = result.cluster
+    assert pv["metadata"]["annotations"] == {"pv.kubernetes.io/bound-by-controller": "yes"}
+    assert pv["spec"]["csi"] == {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"}
+    assert pv["status"] == {"phase": "Bound"}
+    assert claim["metadata"]["annotations"] == {"pv.kubernetes.io/bind-completed": "yes"}
+    assert claim["spec"]["volumeName"] == "pv-1"
+    assert csi_node["spec"]["drivers"][0]["allocatable"] == {"count": 3}
+    assert exported_pod["spec"]["volumes"] == volume_pod["spec"]["volumes"]
+
+
+def test_export_copies_the_storage_objects_a_server_serves(
+    apiserver: ApiServerHandle, tmp_path: Path
+) -> None:
+    from kubesched.kube import NotFound
+    from kubesched.kube.resources import CSI_NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
+
+    kubeconfig = Path(apiserver.kubeconfig_path)
+
+    async def setup() -> bool:
+        async with Client(load_kubeconfig([kubeconfig])) as client:
+            try:
+                await client.list(PERSISTENT_VOLUMES.raw)
+            except NotFound:
+                return False
+            pv, claim, csi_node = _storage_objects()
+            await client.create(PERSISTENT_VOLUMES.raw, pv)
+            await client.create(PERSISTENT_VOLUME_CLAIMS.raw, claim, namespace="default")
+            await client.create(CSI_NODES.raw, csi_node)
+            return True
+
+    served = asyncio.run(setup())
+    out = tmp_path / "cluster.yaml"
+    # Served or not, the export succeeds: a server without storage has none to copy.
+    assert main(["export", "--kubeconfig", str(kubeconfig), "-o", str(out)]) == 0
+    objects = load_objects(out)
+    if not served:
+        assert objects.storage == []
+        pytest.skip("this API server does not serve PersistentVolumes yet")
+    names = sorted((type(o).__name__, o.name) for o in objects.storage)
+    assert names == [
+        ("CSINode", "n1"),
+        ("PersistentVolume", "pv-1"),
+        ("PersistentVolumeClaim", "data"),
+    ]
+    assert "do not copy me" not in out.read_text()

@@ -255,3 +255,27 @@ def test_a_failing_handler_does_not_stop_the_informer(apiserver):
     calls, keys = run(body())
     assert calls == [("add", "boom/one"), ("add", "boom/two")]
     assert keys == ["boom/one", "boom/two"]
+
+
+def test_an_optional_informer_of_an_unserved_collection_is_empty_and_synced(apiserver):
+    from kubesched.kube.resources import custom_resource
+
+    unserved = custom_resource("nothing.example.com", "v1", "widgets", "Widget", False)
+
+    async def body():
+        async with Client(load_kubeconfig([apiserver.kubeconfig_path])) as client:
+            optional = Informer(client, unserved, optional=True)
+            required = Informer(client, unserved, backoff_initial=0.05)
+            optional.start()
+            required.start()
+            try:
+                await optional.wait_for_sync(timeout=5)
+                assert optional.list() == []
+                # Without the flag, a 404 is an error the informer keeps retrying.
+                await asyncio.sleep(0.3)
+                assert not required.has_synced.is_set()
+            finally:
+                await optional.stop()
+                await required.stop()
+
+    run(body())

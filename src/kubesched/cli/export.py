@@ -2,8 +2,11 @@
 
 Lists, through ``kube`` (our only door to an API server), what scheduling reads — nodes,
 pods, namespaces, priority classes, PodDisruptionBudgets and the Services / ReplicaSets /
-StatefulSets / ReplicationControllers behind PodTopologySpread's default constraints, and
-the Jobs and DaemonSets that own the pods copied — and writes them as one ``kind: List``
+StatefulSets / ReplicationControllers behind PodTopologySpread's default constraints, the
+storage objects the volume plugins read (StorageClasses, CSIDrivers, CSINodes,
+PersistentVolumes and their claims, CSIStorageCapacities, VolumeAttachments; a server that
+does not serve one has none), and the Jobs and DaemonSets that own the pods copied — and
+writes them as one ``kind: List``
 that ``kubesched simulate --cluster`` and ``kubesched explain --cluster`` load. Pending
 pods (not bound, not finished) go to ``--pending FILE`` for ``simulate --pods``, so a
 policy can be tried on a copy of production::
@@ -21,8 +24,9 @@ references, so that the policy lab makes only the pods a workload lacks and spre
 the default constraints would; ``managedFields`` and resourceVersions go. What is written
 stays valid: the policy lab validates what it reads as the API server does.
 Annotations are dropped unless ``--keep-annotations`` (custom plugins may read them, but
-they are where tools leave configuration and, sometimes, credentials). ConfigMaps, Secrets
-and Events are never exported.
+they are where tools leave configuration and, sometimes, credentials), except the storage
+annotations the volume plugins and binding read (``volume.kubernetes.io/selected-node``,
+``pv.kubernetes.io/bind-completed``...). ConfigMaps, Secrets and Events are never exported.
 """
 
 from __future__ import annotations
@@ -41,8 +45,13 @@ import yaml
 from kubesched.kube import Client, KubeError, NotFound
 from kubesched.kube import load_config as load_connection
 from kubesched.kube.resources import (
+    CSI_DRIVERS,
+    CSI_NODES,
+    CSI_STORAGE_CAPACITIES,
     NAMESPACES,
     NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
     POD_DISRUPTION_BUDGETS,
     PODS,
     PRIORITY_CLASSES,
@@ -50,6 +59,8 @@ from kubesched.kube.resources import (
     REPLICATION_CONTROLLERS,
     SERVICES,
     STATEFUL_SETS,
+    STORAGE_CLASSES,
+    VOLUME_ATTACHMENTS,
     Resource,
 )
 
@@ -74,6 +85,8 @@ _POD_SPEC_FIELDS = (
     "schedulingGates",
     "runtimeClassName",
     "terminationGracePeriodSeconds",
+    # The volume plugins read the sources (claims, disks, CSI); definitions, not contents.
+    "volumes",
 )
 _CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
 _POD_STATUS_FIELDS = ("phase", "startTime", "nominatedNodeName")
@@ -102,6 +115,52 @@ _RESOURCES: tuple[Resource[Any], ...] = (
     REPLICA_SETS,
     STATEFUL_SETS,
     PODS,
+)
+#: The storage objects, listed after the rest; a server that does not serve one has none.
+_STORAGE_RESOURCES: tuple[Resource[Any], ...] = (
+    STORAGE_CLASSES,
+    CSI_DRIVERS,
+    CSI_NODES,
+    PERSISTENT_VOLUMES,
+    PERSISTENT_VOLUME_CLAIMS,
+    CSI_STORAGE_CAPACITIES,
+    VOLUME_ATTACHMENTS,
+)
+#: What of each storage object is kept (besides metadata): what matching, binding and the
+#: volume plugins read.
+_STORAGE_FIELDS: dict[str, tuple[str, ...]] = {
+    "StorageClass": (
+        "provisioner",
+        "parameters",
+        "reclaimPolicy",
+        "volumeBindingMode",
+        "allowVolumeExpansion",
+        "allowedTopologies",
+        "mountOptions",
+    ),
+    "CSIDriver": ("spec",),
+    "CSINode": ("spec",),
+    "PersistentVolume": ("spec", "status"),
+    "PersistentVolumeClaim": ("spec", "status"),
+    "CSIStorageCapacity": ("storageClassName", "nodeTopology", "capacity", "maximumVolumeSize"),
+    "VolumeAttachment": ("spec", "status"),
+}
+#: Annotations that are state, not configuration: binding and the plugins read them, so
+#: they are kept without --keep-annotations.
+_STORAGE_ANNOTATIONS = frozenset(
+    {
+        "volume.kubernetes.io/selected-node",
+        "volume.kubernetes.io/storage-provisioner",
+        "volume.beta.kubernetes.io/storage-provisioner",
+        "volume.beta.kubernetes.io/storage-class",
+        "pv.kubernetes.io/bind-completed",
+        "pv.kubernetes.io/bound-by-controller",
+        "pv.kubernetes.io/provisioned-by",
+        "pv.kubernetes.io/migrated-to",
+        "storageclass.kubernetes.io/is-default-class",
+        "storageclass.beta.kubernetes.io/is-default-class",
+        "storage.alpha.kubernetes.io/migrated-plugins",
+    }
 )
 
 
@@ -148,6 +207,12 @@ def _pick(source: Mapping[str, Any], names: Iterable[str]) -> Raw:
 def _metadata(raw: Raw, keep_annotations: bool) -> Raw:
     meta = raw.get("metadata") or {}
     out = _pick(meta, _META_FIELDS)
+    if not keep_annotations and raw.get("kind") in _STORAGE_FIELDS:
+        kept = {
+            k: v for k, v in (meta.get("annotations") or {}).items() if k in _STORAGE_ANNOTATIONS
+        }
+        if kept:
+            out["annotations"] = kept
     if keep_annotations and meta.get("annotations"):
         annotations = {
             k: v
@@ -188,9 +253,16 @@ def _trim(raw: Raw, keep_annotations: bool) -> Raw:
         # The selector is what PodTopologySpread's default constraints read; the ports and
         # type keep the Service one the API server (and so the loaders) accepts.
         out["spec"] = _pick(spec, _SERVICE_SPEC_FIELDS)
+    elif kind in _STORAGE_FIELDS:
+        out.update(_pick(raw, _STORAGE_FIELDS[kind]))
     elif kind in ("ReplicationController", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"):
-        # What their controllers would make more of: the lab makes the missing pods.
-        fields = _JOB_SPEC_FIELDS if kind == "Job" else ("selector", "replicas", "serviceName")
+        # What their controllers would make more of: the lab makes the missing pods (a
+        # StatefulSet's with their claims).
+        fields = (
+            _JOB_SPEC_FIELDS
+            if kind == "Job"
+            else ("selector", "replicas", "serviceName", "volumeClaimTemplates")
+        )
         out["spec"] = _pick(spec, fields)
         template = spec.get("template")
         if isinstance(template, Mapping):
@@ -263,6 +335,13 @@ async def export_cluster(
             if resource is NAMESPACES and namespaces:
                 items = [i for i in items if i.get("metadata", {}).get("name") in namespaces]
             listed.extend(items)
+    for resource in _STORAGE_RESOURCES:
+        scopes: Sequence[str | None] = namespaces if resource.namespaced and namespaces else [None]
+        try:
+            for scope in scopes:
+                listed.extend((await client.list_all(resource.raw, scope)).items)
+        except NotFound:
+            continue
     listed.extend(await _owners(client, listed, namespaces))
     return split_export(listed, keep_annotations)
 

@@ -31,6 +31,7 @@ from kubesched.kube.resources import (
     SERVICES,
     STATEFUL_SETS,
 )
+from kubesched.kube.storagelisters import StorageListers
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
@@ -44,7 +45,7 @@ def _counted(pod: Pod) -> bool:
     return bool(pod.node_name) and not pod.is_terminal
 
 
-class ClusterCache:
+class ClusterCache(StorageListers):
     """Nodes, their pods, and the other objects plugins read; also a ``ClusterLister``.
 
     ``start()`` the informers, then ``synced`` tells when each has listed once (the
@@ -52,6 +53,7 @@ class ClusterCache:
     """
 
     def __init__(self, client: Client) -> None:
+        super().__init__(client)
         self.node_informer: Informer[Node] = Informer(client, NODES)
         self.pod_informer: Informer[Pod] = Informer(client, PODS)
         self.pdb_informer: Informer[PodDisruptionBudget] = Informer(client, POD_DISRUPTION_BUDGETS)
@@ -77,6 +79,7 @@ class ClusterCache:
             self.pdb_informer,
             self.namespace_informer,
             *self.workload_informers,
+            *self.storage_informers,
         ]
 
     # --- running ----------------------------------------------------------------------

@@ -9,12 +9,22 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubesched.framework.nominator import Nominator
 from kubesched.framework.types import PodInfo
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
+from kubesched.objects.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    StorageObject,
+    VolumeAttachment,
+)
 
 __all__ = [
     "ClusterClient",
@@ -35,13 +45,40 @@ if TYPE_CHECKING:
 
 
 class ClusterLister(Protocol):
-    """Read-only access to cluster objects other than pods and nodes."""
+    """Read-only access to cluster objects other than pods and nodes.
+
+    The storage accessors answer from the lister's current state: a name not found is
+    None (the plugins turn a missing claim into upstream's "not found" status)."""
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]: ...
 
     def namespace_labels(self, name: str) -> Mapping[str, str] | None: ...
 
     def workloads(self, namespace: str) -> Sequence[Workload]: ...
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None: ...
+
+    def persistent_volumes(self) -> Sequence[PersistentVolume]: ...
+
+    def persistent_volume_claim(
+        self, namespace: str, name: str
+    ) -> PersistentVolumeClaim | None: ...
+
+    def persistent_volume_claims(self) -> Sequence[PersistentVolumeClaim]: ...
+
+    def storage_class(self, name: str) -> StorageClass | None: ...
+
+    def storage_classes(self) -> Sequence[StorageClass]: ...
+
+    def csi_node(self, name: str) -> CSINode | None: ...
+
+    def csi_driver(self, name: str) -> CSIDriver | None: ...
+
+    def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]: ...
+
+    def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]:
+        """The VolumeAttachments of node ``node_name``."""
+        ...
 
 
 class ClusterClient(Protocol):
@@ -126,19 +163,60 @@ class Handle(Protocol):
 
 
 class StaticClusterLister:
-    """A ClusterLister over fixed lists (the simulator, tests)."""
+    """A ClusterLister over fixed lists (the simulator, tests).
+
+    The storage objects can change during a simulation (a claim gets bound, a volume
+    provisioned): :meth:`put` and :meth:`delete` replace them by key."""
 
     def __init__(
         self,
         pdbs: Iterable[PodDisruptionBudget] = (),
         namespaces: Iterable[Namespace] = (),
         workloads: Iterable[Workload] = (),
+        storage: Iterable[StorageObject] = (),
     ) -> None:
         self._pdbs = list(pdbs)
         self._namespaces = {ns.name: ns.labels for ns in namespaces}
         self._workloads: dict[str, list[Workload]] = {}
         for w in workloads:
             self._workloads.setdefault(w.namespace, []).append(w)
+        self._pvs: dict[str, PersistentVolume] = {}
+        self._pvcs: dict[str, PersistentVolumeClaim] = {}
+        self._classes: dict[str, StorageClass] = {}
+        self._csi_nodes: dict[str, CSINode] = {}
+        self._csi_drivers: dict[str, CSIDriver] = {}
+        self._capacities: dict[str, CSIStorageCapacity] = {}
+        self._attachments: dict[str, VolumeAttachment] = {}
+        for obj in storage:
+            self.put(obj)
+
+    def _store(self, obj: StorageObject) -> tuple[dict[str, Any], str]:
+        match obj:
+            case PersistentVolume():
+                return self._pvs, obj.name
+            case PersistentVolumeClaim():
+                return self._pvcs, obj.key
+            case StorageClass():
+                return self._classes, obj.name
+            case CSINode():
+                return self._csi_nodes, obj.name
+            case CSIDriver():
+                return self._csi_drivers, obj.name
+            case CSIStorageCapacity():
+                return self._capacities, f"{obj.namespace}/{obj.name}"
+            case VolumeAttachment():
+                return self._attachments, obj.name
+        raise TypeError(f"not a storage object: {obj!r}")
+
+    def put(self, obj: StorageObject) -> None:
+        """Add ``obj``, or replace the object of its kind and name."""
+        store, key = self._store(obj)
+        store[key] = obj
+
+    def delete(self, obj: StorageObject) -> None:
+        """Remove the object of ``obj``'s kind and name, if present."""
+        store, key = self._store(obj)
+        store.pop(key, None)
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return self._pdbs
@@ -148,6 +226,36 @@ class StaticClusterLister:
 
     def workloads(self, namespace: str) -> Sequence[Workload]:
         return self._workloads.get(namespace, ())
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None:
+        return self._pvs.get(name)
+
+    def persistent_volumes(self) -> Sequence[PersistentVolume]:
+        return list(self._pvs.values())
+
+    def persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        return self._pvcs.get(f"{namespace}/{name}")
+
+    def persistent_volume_claims(self) -> Sequence[PersistentVolumeClaim]:
+        return list(self._pvcs.values())
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        return self._classes.get(name)
+
+    def storage_classes(self) -> Sequence[StorageClass]:
+        return list(self._classes.values())
+
+    def csi_node(self, name: str) -> CSINode | None:
+        return self._csi_nodes.get(name)
+
+    def csi_driver(self, name: str) -> CSIDriver | None:
+        return self._csi_drivers.get(name)
+
+    def csi_storage_capacities(self) -> Sequence[CSIStorageCapacity]:
+        return list(self._capacities.values())
+
+    def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]:
+        return [a for a in self._attachments.values() if a.node_name == node_name]
 
 
 class NoClient:

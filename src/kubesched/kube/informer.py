@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from kubesched.kube.client import Client
-from kubesched.kube.errors import ApiError, Gone, KubeError, TransportError
+from kubesched.kube.errors import ApiError, Gone, KubeError, NotFound, TransportError
 from kubesched.kube.resources import RawObject, Resource
 from kubesched.objects.errors import ObjectError
 
@@ -80,6 +80,9 @@ class Informer(Generic[T]):
     **namespace** (None: all), **label_selector**, **field_selector**: which objects.
     **page_size**: list chunk size. **watch_timeout**: seconds the server keeps one watch
     open. **backoff_initial** / **backoff_max**: reconnect delays (doubling, jittered).
+    **optional**: the server may not serve the collection (404 on list): the store then
+    stays empty and counts as synced, and the list is tried again every ``backoff_max``
+    seconds (the scheduler's storage informers, against a server without them).
     """
 
     def __init__(
@@ -93,6 +96,7 @@ class Informer(Generic[T]):
         watch_timeout: int = 300,
         backoff_initial: float = 0.2,
         backoff_max: float = 30.0,
+        optional: bool = False,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -103,6 +107,7 @@ class Informer(Generic[T]):
         self.watch_timeout = watch_timeout
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
+        self.optional = optional
         #: Set once the first list has been applied to the store and the handlers.
         self.has_synced = asyncio.Event()
         #: The last resourceVersion seen (list, event or bookmark): where a watch resumes.
@@ -186,6 +191,16 @@ class Informer(Generic[T]):
             except (Gone, _Relist) as exc:
                 log.info("%s: %s; relisting", self.resource, exc)
                 need_list = True
+            except NotFound as exc:
+                if not (self.optional and need_list):
+                    log.warning("%s: %s; retrying in %.1fs", self.resource, exc, delay)
+                    await asyncio.sleep(delay * random.uniform(0.8, 1.2))
+                    delay = min(delay * 2, self.backoff_max)
+                    continue
+                # Not served: nothing to hold, nothing to wait for; look again later.
+                log.info("%s: not served (%s); listing again later", self.resource, exc)
+                self.has_synced.set()
+                await asyncio.sleep(self.backoff_max)
             except (TransportError, ApiError) as exc:
                 # A 5xx, 429 or broken connection: back off, then resume where we were.
                 log.warning("%s: %s; retrying in %.1fs", self.resource, exc, delay)

@@ -19,14 +19,28 @@ from urllib.parse import quote
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod, scheduled_condition
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, PriorityClass, Workload
+from kubesched.objects.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 
 __all__ = [
     "BINDINGS",
+    "CSI_DRIVERS",
+    "CSI_NODES",
+    "CSI_STORAGE_CAPACITIES",
     "CUSTOM_RESOURCE_DEFINITIONS",
     "EVENTS",
     "LEASES",
     "NAMESPACES",
     "NODES",
+    "PERSISTENT_VOLUMES",
+    "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "POD_DISRUPTION_BUDGETS",
     "PRIORITY_CLASSES",
@@ -35,6 +49,8 @@ __all__ = [
     "SERVICES",
     "SERVICE_ACCOUNTS",
     "STATEFUL_SETS",
+    "STORAGE_CLASSES",
+    "VOLUME_ATTACHMENTS",
     "RawObject",
     "Resource",
     "custom_resource",
@@ -164,6 +180,40 @@ POD_DISRUPTION_BUDGETS = Resource(
     "PodDisruptionBudget",
     True,
     PodDisruptionBudget.from_dict,
+)
+PERSISTENT_VOLUMES = Resource(
+    "", "v1", "persistentvolumes", "PersistentVolume", False, PersistentVolume.from_dict
+)
+PERSISTENT_VOLUME_CLAIMS = Resource(
+    "",
+    "v1",
+    "persistentvolumeclaims",
+    "PersistentVolumeClaim",
+    True,
+    PersistentVolumeClaim.from_dict,
+)
+STORAGE_CLASSES = Resource(
+    "storage.k8s.io", "v1", "storageclasses", "StorageClass", False, StorageClass.from_dict
+)
+CSI_NODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, CSINode.from_dict)
+CSI_DRIVERS = Resource(
+    "storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, CSIDriver.from_dict
+)
+CSI_STORAGE_CAPACITIES = Resource(
+    "storage.k8s.io",
+    "v1",
+    "csistoragecapacities",
+    "CSIStorageCapacity",
+    True,
+    CSIStorageCapacity.from_dict,
+)
+VOLUME_ATTACHMENTS = Resource(
+    "storage.k8s.io",
+    "v1",
+    "volumeattachments",
+    "VolumeAttachment",
+    False,
+    VolumeAttachment.from_dict,
 )
 CUSTOM_RESOURCE_DEFINITIONS = Resource(
     "apiextensions.k8s.io",

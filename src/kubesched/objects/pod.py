@@ -44,6 +44,7 @@ from kubesched.objects.resources import (
     Resource,
 )
 from kubesched.objects.selectors import NodeSelector, PreferredSchedulingTerm
+from kubesched.objects.storage.sources import Volume, decode_volume
 from kubesched.objects.taints import Toleration
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -118,6 +119,8 @@ class Pod:
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     host_network: bool = False
+    #: spec.volumes (their sources as far as the volume plugins read them).
+    volumes: tuple[Volume, ...] = ()
     #: spec.priority as written, before admission resolved it (None: not set).
     spec_priority: int | None = None
     #: The PodScheduled condition's (status, reason, message), if the pod has one: the
@@ -306,6 +309,10 @@ def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:
             for i, g in enumerate(get_list(spec, "schedulingGates", "spec"))
         ),
         host_network=host_network,
+        volumes=tuple(
+            decode_volume(v, join("spec.volumes", i))
+            for i, v in enumerate(get_list(spec, "volumes", "spec"))
+        ),
     )
 
 

@@ -5,16 +5,20 @@ Assigned pods go to the cache, and their arrival, change or departure is a clust
 that may help the unschedulable pods. Unassigned pods whose schedulerName is one of our
 profiles go to the queue; pods of other schedulers are ignored (until they are bound:
 then they occupy their node like any other). Node events update the cache and move the
-pods they may help. Handlers are synchronous: they run in the informers' tasks, between
-scheduling cycles, never inside one.
+pods they may help; so do the storage objects' events (PersistentVolumes, claims,
+StorageClasses, the CSI objects), which only move pods. Handlers are synchronous: they run
+in the informers' tasks, between scheduling cycles, never inside one.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
+from kubesched.framework.interface import ActionType, ClusterEvent, EventResource
 from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.kube import Informer
+from kubesched.kube.storagelisters import StorageListers
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.cache import Cache
@@ -40,6 +44,38 @@ class EventHandlers:
         """Add the handlers to the pod and node informers (before they start)."""
         pods.add_handler(self.on_pod_add, self.on_pod_update, self.on_pod_delete)
         nodes.add_handler(self.on_node_add, self.on_node_update, self.on_node_delete)
+
+    def register_storage(self, listers: StorageListers) -> None:
+        """Add the queueing handlers to the storage informers (before they start), as
+        upstream's addAllEventHandlers does for the storage kinds plugins register."""
+        pairs: list[tuple[Informer[Any], EventResource]] = [
+            (listers.pv_informer, EventResource.PERSISTENT_VOLUME),
+            (listers.pvc_informer, EventResource.PERSISTENT_VOLUME_CLAIM),
+            (listers.storage_class_informer, EventResource.STORAGE_CLASS),
+            (listers.csi_node_informer, EventResource.CSI_NODE),
+            (listers.csi_driver_informer, EventResource.CSI_DRIVER),
+            (listers.capacity_informer, EventResource.CSI_STORAGE_CAPACITY),
+            (listers.attachment_informer, EventResource.VOLUME_ATTACHMENT),
+        ]
+        for informer, resource in pairs:
+            informer.add_handler(*self._moving_handlers(resource))
+
+    def _moving_handlers(self, resource: EventResource) -> tuple[Any, Any, Any]:
+        add = ClusterEvent(resource, ActionType.ADD)
+        update = ClusterEvent(resource, ActionType.UPDATE)
+        delete = ClusterEvent(resource, ActionType.DELETE)
+        move = self.queue.move_all_to_active_or_backoff
+
+        def on_add(obj: object) -> None:
+            move(add, None, obj)
+
+        def on_update(old: object, new: object) -> None:
+            move(update, old, new)
+
+        def on_delete(obj: object) -> None:
+            move(delete, obj, None)
+
+        return on_add, on_update, on_delete
 
     def responsible(self, pod: Pod) -> bool:
         """Whether one of our profiles schedules ``pod``."""

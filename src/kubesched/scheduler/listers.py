@@ -1,6 +1,7 @@
 """The framework's ``ClusterLister`` over informers: PDBs, namespaces and the workloads
 (Services, ReplicaSets, StatefulSets, ReplicationControllers) that PodTopologySpread's
-default constraints and preemption read. Every answer is the informers' current store."""
+default constraints and preemption read, and the storage objects of the volume plugins.
+Every answer is the informers' current store."""
 
 from __future__ import annotations
 
@@ -16,15 +17,17 @@ from kubesched.kube.resources import (
     SERVICES,
     STATEFUL_SETS,
 )
+from kubesched.kube.storagelisters import StorageListers
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
 
 __all__ = ["InformerClusterLister"]
 
 
-class InformerClusterLister:
+class InformerClusterLister(StorageListers):
     """A ``ClusterLister`` reading the stores of its own informers (start them first)."""
 
     def __init__(self, client: Client) -> None:
+        super().__init__(client)
         self.pdb_informer: Informer[PodDisruptionBudget] = Informer(client, POD_DISRUPTION_BUDGETS)
         self.namespace_informer: Informer[Namespace] = Informer(client, NAMESPACES)
         self.workload_informers: list[Informer[Workload]] = [
@@ -35,7 +38,12 @@ class InformerClusterLister:
     @property
     def informers(self) -> list[Informer[Any]]:
         """Every informer this lister reads, to start, sync and stop with the others."""
-        return [self.pdb_informer, self.namespace_informer, *self.workload_informers]
+        return [
+            self.pdb_informer,
+            self.namespace_informer,
+            *self.workload_informers,
+            *self.storage_informers,
+        ]
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         """Every PodDisruptionBudget."""

@@ -178,6 +178,7 @@ class Scheduler:
         self.synced = False
         self.handlers = EventHandlers(self.cache, self.queue, self.waiting_pods)
         self.handlers.register(self.pod_informer, self.node_informer)
+        self.handlers.register_storage(self.lister)
         if self.extenders is not None:
             self.pod_informer.add_handler(on_delete=self.raw.remove_pod)
             self.node_informer.add_handler(on_delete=lambda node: self.raw.remove_node(node.name))

@@ -34,6 +34,16 @@ from kubesched.objects.policy import (
     PriorityClass,
     Workload,
 )
+from kubesched.objects.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    StorageObject,
+    VolumeAttachment,
+)
 from kubesched.objects.validation.core import not_supported, required
 from kubesched.objects.validation.pod import pod_spec
 from kubesched.objects.validation.workloads import replica_set as _daemon_set_spec
@@ -59,6 +69,8 @@ class ClusterObjects:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
+    #: PersistentVolumes, claims, StorageClasses and the CSI objects, in file order.
+    storage: list[StorageObject] = field(default_factory=list)
     #: Kinds present in the file that scheduling does not read (kept out, counted).
     ignored_kinds: dict[str, int] = field(default_factory=dict)
     #: The workloads whose controllers create pods (Deployments, ReplicaSets, StatefulSets,
@@ -106,9 +118,6 @@ UNREAD_KINDS = frozenset(
     {
         "APIService",
         "Binding",
-        "CSIDriver",
-        "CSINode",
-        "CSIStorageCapacity",
         "CertificateSigningRequest",
         "ClusterRole",
         "ClusterRoleBinding",
@@ -127,8 +136,6 @@ UNREAD_KINDS = frozenset(
         "LimitRange",
         "MutatingWebhookConfiguration",
         "NetworkPolicy",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
         "PodTemplate",
         "PriorityLevelConfiguration",
         "ResourceQuota",
@@ -137,11 +144,9 @@ UNREAD_KINDS = frozenset(
         "RuntimeClass",
         "Secret",
         "ServiceAccount",
-        "StorageClass",
         "ValidatingAdmissionPolicy",
         "ValidatingAdmissionPolicyBinding",
         "ValidatingWebhookConfiguration",
-        "VolumeAttachment",
     }
 )
 
@@ -200,6 +205,13 @@ _DECODERS: dict[str, Any] = {
     "PriorityClass": ("priority_classes", PriorityClass.from_dict),
     "Namespace": ("namespaces", Namespace.from_dict),
     **{kind: ("workloads", Workload.from_dict) for kind in WORKLOAD_KINDS},
+    "PersistentVolume": ("storage", PersistentVolume.from_dict),
+    "PersistentVolumeClaim": ("storage", PersistentVolumeClaim.from_dict),
+    "StorageClass": ("storage", StorageClass.from_dict),
+    "CSINode": ("storage", CSINode.from_dict),
+    "CSIDriver": ("storage", CSIDriver.from_dict),
+    "CSIStorageCapacity": ("storage", CSIStorageCapacity.from_dict),
+    "VolumeAttachment": ("storage", VolumeAttachment.from_dict),
 }
 
 #: The scope and API group of each kind read (namespaced, served by the core API), which
@@ -218,6 +230,13 @@ _SCOPES: dict[str, tuple[bool, bool]] = {
     "DaemonSet": (True, False),
     "Job": (True, False),
     "CronJob": (True, False),
+    "PersistentVolume": (False, True),
+    "PersistentVolumeClaim": (True, True),
+    "StorageClass": (False, False),
+    "CSINode": (False, False),
+    "CSIDriver": (False, False),
+    "CSIStorageCapacity": (True, False),
+    "VolumeAttachment": (False, False),
 }
 
 
@@ -456,4 +475,12 @@ def _duplicates(objs: ClusterObjects, path: Path) -> list[str]:
         if pod.key in seen:
             problems.append(f'{path}: Pod "{pod.key}": Duplicate value: a pod of that name')
         seen.add(pod.key)
+    stored: set[tuple[str, str]] = set()
+    for obj in objs.storage:
+        kind = type(obj).__name__
+        namespace = getattr(obj, "namespace", None)
+        name = f"{namespace}/{obj.name}" if namespace is not None else obj.name
+        if (kind, name) in stored:
+            problems.append(f'{path}: {kind} "{name}": Duplicate value: a {kind} of that name')
+        stored.add((kind, name))
     return problems

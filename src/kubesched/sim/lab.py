@@ -78,7 +78,7 @@ def load_cluster(
 
 
 def _lister(cluster: ClusterObjects) -> StaticClusterLister:
-    return StaticClusterLister(cluster.pdbs, cluster.namespaces, cluster.workloads)
+    return StaticClusterLister(cluster.pdbs, cluster.namespaces, cluster.workloads, cluster.storage)
 
 
 @dataclasses.dataclass

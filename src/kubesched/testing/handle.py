@@ -23,6 +23,7 @@ from kubesched.framework.waiting_pods import WaitingPod
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
+from kubesched.objects.storage import StorageObject
 
 
 class RecordingClient:
@@ -60,6 +61,7 @@ class PluginHandle:
         pdbs: Iterable[PodDisruptionBudget] = (),
         namespaces: Iterable[Namespace] = (),
         workloads: Iterable[Workload] = (),
+        storage: Iterable[StorageObject] = (),
         client: RecordingClient | None = None,
         seed: int = 0,
         framework: Framework | None = None,
@@ -69,7 +71,7 @@ class PluginHandle:
             if snapshot is not None
             else Snapshot.from_objects(nodes, pods, columnar=columnar)
         )
-        self.cluster = StaticClusterLister(pdbs, namespaces, workloads)
+        self.cluster = StaticClusterLister(pdbs, namespaces, workloads, storage)
         self.client = client if client is not None else RecordingClient()
         self.nominator = Nominator()
         self.rng = random.Random(seed)

@@ -281,6 +281,28 @@ class PodWrapper:
     def image(self, image: str) -> PodWrapper:
         return self.container(image)
 
+    def volume(self, volume: dict[str, Any]) -> PodWrapper:
+        """Add a v1.Volume as written: ``{"name": "v", "secret": {"secretName": "s"}}``."""
+        self._spec.setdefault("volumes", []).append(copy.deepcopy(volume))
+        return self
+
+    def pvc(self, claim: str, name: str = "", read_only: bool = False) -> PodWrapper:
+        """Add a volume (named ``name``, default the claim's) using claim ``claim``."""
+        source: dict[str, Any] = {"claimName": claim}
+        if read_only:
+            source["readOnly"] = True
+        return self.volume({"name": name or claim, "persistentVolumeClaim": source})
+
+    def ephemeral(self, name: str, storage_class: str | None = None) -> PodWrapper:
+        """Add a generic ephemeral volume ``name`` (its claim is ``<pod>-<name>``)."""
+        spec: dict[str, Any] = {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        }
+        if storage_class is not None:
+            spec["storageClassName"] = storage_class
+        return self.volume({"name": name, "ephemeral": {"volumeClaimTemplate": {"spec": spec}}})
+
     def dict(self) -> dict[str, Any]:
         """The Kubernetes JSON built so far (a copy)."""
         return copy.deepcopy(self.raw)
