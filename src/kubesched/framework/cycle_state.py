@@ -19,12 +19,20 @@ class StateData(Protocol):
 class CycleState:
     """Key → data for one scheduling attempt, with the set of plugins that skipped."""
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
+        #: PreBind plugins whose PreBindPreFlight said Skip for this pod.
+        self.skip_pre_bind_plugins: frozenset[str] = frozenset()
         self.record_plugin_metrics = False
 
     def read(self, key: str) -> Any:
@@ -46,5 +54,6 @@ class CycleState:
         out._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         out.skip_filter_plugins = self.skip_filter_plugins
         out.skip_score_plugins = self.skip_score_plugins
+        out.skip_pre_bind_plugins = self.skip_pre_bind_plugins
         out.record_plugin_metrics = self.record_plugin_metrics
         return out

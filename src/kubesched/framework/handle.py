@@ -2,7 +2,9 @@
 
 Plugins never do I/O. The handle gives them the cycle's snapshot, read-only listers for
 the other cluster objects they need, the pods nominated to nodes by preemption, and a
-client whose implementation (simulator, live scheduler, extender) does the writes.
+client whose implementation (simulator, live scheduler, extender) does the writes. Besides
+the writes of the default plugins (bind, delete a victim, nominate), the client makes the
+blocking API calls of :mod:`kubesched.framework.apiclient`, for PreBind plugins.
 """
 
 from __future__ import annotations
@@ -11,6 +13,13 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kubesched.framework.apiclient import (
+    APIClient,
+    APIResource,
+    PatchType,
+    RawObject,
+    Unavailable,
+)
 from kubesched.framework.nominator import Nominator
 from kubesched.framework.types import PodInfo
 from kubesched.objects.pod import Pod
@@ -81,8 +90,14 @@ class ClusterLister(Protocol):
         ...
 
 
-class ClusterClient(Protocol):
-    """The writes the default plugins make: bind a pod, delete a preemption victim."""
+class ClusterClient(APIClient, Protocol):
+    """The writes the default plugins make: bind a pod, delete a preemption victim; and
+    the blocking API calls of :class:`~kubesched.framework.apiclient.APIClient`.
+
+    Called from the scheduling cycle (preemption), ``bind``, ``delete_pod`` and
+    ``set_nominated_node_name`` may be deferred by the live scheduler until the
+    synchronous framework call returns; called from PreBind, they block like the rest.
+    """
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """Bind ``pod`` to ``node_name``; raise on failure."""
@@ -259,7 +274,8 @@ class StaticClusterLister:
 
 
 class NoClient:
-    """A ClusterClient for read-only uses (``explain``): every write is refused."""
+    """A ClusterClient for read-only uses (``explain``, the extender server): every write
+    is refused, and so are the API calls (Unavailable)."""
 
     def bind(self, pod: Pod, node_name: str) -> None:
         raise RuntimeError("this handle cannot bind pods")
@@ -269,3 +285,34 @@ class NoClient:
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
         return None
+
+    def get(self, resource: APIResource, name: str, namespace: str = "") -> RawObject:
+        raise _read_only(resource)
+
+    def create(self, resource: APIResource, body: RawObject) -> RawObject:
+        raise _read_only(resource)
+
+    def update(self, resource: APIResource, body: RawObject) -> RawObject:
+        raise _read_only(resource)
+
+    def update_status(self, resource: APIResource, body: RawObject) -> RawObject:
+        raise _read_only(resource)
+
+    def patch(
+        self,
+        resource: APIResource,
+        name: str,
+        patch: object,
+        namespace: str = "",
+        *,
+        patch_type: PatchType = "merge",
+        subresource: str = "",
+    ) -> RawObject:
+        raise _read_only(resource)
+
+    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        return bool(condition())
+
+
+def _read_only(resource: APIResource) -> Unavailable:
+    return Unavailable(f"this handle has no API server to reach {resource}")

@@ -370,9 +370,26 @@ class PermitPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
-    """Runs before Bind, in the binding cycle; a failure unreserves the pod."""
+    """Runs before Bind, in the binding cycle; a failure unreserves the pod.
+
+    PreBind may do I/O through ``handle.client`` (its blocking API calls and
+    ``wait_until``): the live scheduler runs it in a worker thread, concurrently with
+    scheduling cycles and other pods' binding cycles, so state it shares with Reserve or
+    Filter needs a lock. A rejection or Error unreserves the pod and requeues it.
+    """
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
+
+
+@runtime_checkable
+class PreBindPreFlightPlugin(PreBindPlugin, Protocol):
+    """A PreBind plugin that says beforehand whether it has work for the pod (upstream
+    1.34's ``PreBindPreFlight``): Skip means its PreBind is not called for this pod;
+    success means it will be; Error fails the binding. Runs on the scheduler's thread and
+    must not block. A pod for which every PreBind plugin skips is bound without a worker
+    thread. PreBind plugins without it always run."""
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
 
 
 @runtime_checkable

@@ -46,6 +46,7 @@ from kubesched.framework.interface import (
     PostFilterPlugin,
     PostFilterResult,
     PreBindPlugin,
+    PreBindPreFlightPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -699,11 +700,65 @@ class Framework:
             decision.plugin
         )
 
-    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+    def has_pre_bind_plugins(self) -> bool:
+        return bool(self.points["preBind"])
+
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: Pod, node_name: str
+    ) -> Status | None:
+        """Upstream's ``RunPreBindPreFlights``: None when some PreBind plugin has work for
+        the pod (a plugin without ``pre_bind_pre_flight`` always has), Skip when none has,
+        Error when a pre-flight failed or answered anything but success or Skip. The
+        plugins that skipped are recorded in ``state`` and left out of PreBind."""
+        skip: set[str] = set()
+        result: Status | None = Status.skip()
         for plugin in self.points["preBind"]:
-            status: Status | None = self._plugin_call(
-                state, "PreBind", plugin, plugin.pre_bind, None, state, pod, node_name
-            )
+            if not isinstance(plugin, PreBindPreFlightPlugin):
+                result = None
+                continue
+            try:
+                status: Status | None = self._plugin_call(
+                    state,
+                    "PreBindPreFlight",
+                    plugin,
+                    plugin.pre_bind_pre_flight,
+                    None,
+                    state,
+                    pod,
+                    node_name,
+                )
+            except Exception as err:  # a plugin bug fails this binding only
+                status = Status.error(f"{type(err).__name__}: {err}")
+            if status is None or status.code is Code.SUCCESS:
+                result = None
+            elif status.code is Code.SKIP:
+                skip.add(plugin.name)
+            elif status.code is Code.ERROR:
+                return Status.error(
+                    f'running PreBindPreFlight "{plugin.name}": {status.message}'
+                ).with_plugin(plugin.name)
+            else:
+                return Status.error(
+                    f'PreBindPreFlight {plugin.name} returned "{status.code}", which is '
+                    "unsupported. It is supposed to return Success, Skip, or Error status"
+                ).with_plugin(plugin.name)
+        state.skip_pre_bind_plugins = frozenset(skip)
+        return result
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Run PreBind, but for the plugins whose pre-flight skipped. May block (API calls,
+        waits): the live scheduler calls it in a worker thread. An exception escaping a
+        plugin (an unhandled API error) is that plugin's Error."""
+        skip = state.skip_pre_bind_plugins
+        for plugin in self.points["preBind"]:
+            if plugin.name in skip:
+                continue
+            try:
+                status: Status | None = self._plugin_call(
+                    state, "PreBind", plugin, plugin.pre_bind, None, state, pod, node_name
+                )
+            except Exception as err:
+                status = Status.error(str(err) or type(err).__name__)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     return status.with_plugin(plugin.name)

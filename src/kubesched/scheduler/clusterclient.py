@@ -14,29 +14,52 @@ task whose failure is logged (no plugin of ours does that).
 The price of deferring: a plugin sees its write "succeed" before it has happened, and
 learns of a failure only through the caller. Binders and preemption do nothing after
 their write, so that costs nothing in practice.
+
+PreBind plugins need more: write, see the answer, wait for a controller
+(``framework/apiclient.py``). The binding cycle runs them in a worker thread, and there
+every call of this client *blocks*: it runs the request on the scheduler's event loop
+(:meth:`attach` names it) and waits for its result, raising the framework's
+:class:`~kubesched.framework.apiclient.APIError` kinds translated from ``kube``'s. The
+deferred writes above block the same way when called off the loop. :meth:`wait_until`
+re-checks its condition on the loop each time an informer reports a change
+(:meth:`changed`, wired by the scheduler) and at least every second, as upstream's
+VolumeBinding polls. A blocking call made on the loop itself would deadlock; it raises
+instead. On shutdown :meth:`close` fails the calls in flight (Unavailable), so no worker
+thread outlives the scheduler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
+from kubesched.framework import apiclient
+from kubesched.framework.apiclient import APIResource, PatchType, RawObject
 from kubesched.kube import Client, NotFound
-from kubesched.kube.resources import PODS
+from kubesched.kube import errors as kube_errors
+from kubesched.kube.resources import PODS, Resource
 from kubesched.objects.pod import Pod
 from kubesched.scheduler.events import EventBroadcaster
 
-__all__ = ["LiveClusterClient", "PendingWrites", "finish_tasks"]
+__all__ = ["POLL_PERIOD", "LiveClusterClient", "PendingWrites", "finish_tasks", "translate_error"]
 
 log = logging.getLogger(__name__)
 
 #: Writes requested by plugins during one synchronous framework call, not started yet.
 PendingWrites = list[tuple[str, Callable[[], Awaitable[object]]]]
+
+#: Seconds between checks of a ``wait_until`` condition when no informer reports a change
+#: (upstream's VolumeBinding polls its binding every second).
+POLL_PERIOD = 1.0
+
+T = TypeVar("T")
 
 
 class LiveClusterClient:
@@ -50,6 +73,127 @@ class LiveClusterClient:
             f"pending-writes-{id(self)}", default=None
         )
         self._background: set[asyncio.Task[object]] = set()
+        #: The loop the requests run on (set by :meth:`attach`).
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        #: Blocking calls in flight from worker threads (failed by :meth:`close`).
+        self._in_flight: set[concurrent.futures.Future[Any]] = set()
+        self._closed = False
+        #: One event per waiting ``wait_until``, set on every change.
+        self._waiters: set[asyncio.Event] = set()
+
+    # --- blocking calls from worker threads -------------------------------------------
+
+    def attach(self) -> None:
+        """Run blocking calls on the running loop (call from it before binding starts)."""
+        self.loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._closed = False
+
+    def changed(self, *_: object) -> None:
+        """An informer saw a change: every ``wait_until`` re-checks its condition."""
+        for waiter in self._waiters:
+            waiter.set()
+
+    def close(self) -> None:
+        """Refuse new blocking calls and fail those in flight (their threads get
+        Unavailable at once)."""
+        self._closed = True
+        for future in tuple(self._in_flight):
+            future.cancel()
+
+    def _blocking(self, what: str, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run ``make()`` on the loop and wait for it from this (worker) thread."""
+        loop = self.loop
+        if loop is None or self._closed:
+            raise apiclient.Unavailable(f"{what}: the scheduler is not running")
+        if threading.get_ident() == self._loop_thread:
+            raise RuntimeError(
+                f"{what}: a blocking API call on the scheduler's event loop would deadlock; "
+                "make it from PreBind (which runs in a worker thread)"
+            )
+        future = asyncio.run_coroutine_threadsafe(make(), loop)
+        self._in_flight.add(future)
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            raise apiclient.Unavailable(f"{what}: the scheduler is stopping") from None
+        except kube_errors.KubeError as err:
+            raise translate_error(err, what) from err
+        finally:
+            self._in_flight.discard(future)
+
+    def get(self, resource: APIResource, name: str, namespace: str = "") -> RawObject:
+        """GET the object from the server."""
+        res = _kube_resource(resource)
+        return self._blocking(
+            f'getting {resource} "{name}"', lambda: self.client.get(res, name, namespace or None)
+        )
+
+    def create(self, resource: APIResource, body: RawObject) -> RawObject:
+        """POST ``body``."""
+        res = _kube_resource(resource)
+        name = (body.get("metadata") or {}).get("name", "")
+        return self._blocking(
+            f'creating {resource} "{name}"', lambda: self.client.create(res, body)
+        )
+
+    def update(self, resource: APIResource, body: RawObject) -> RawObject:
+        """PUT ``body`` (Conflict when its resourceVersion is stale)."""
+        res = _kube_resource(resource)
+        name = (body.get("metadata") or {}).get("name", "")
+        return self._blocking(
+            f'updating {resource} "{name}"', lambda: self.client.update(res, body)
+        )
+
+    def update_status(self, resource: APIResource, body: RawObject) -> RawObject:
+        """PUT ``body`` to the status subresource."""
+        res = _kube_resource(resource)
+        name = (body.get("metadata") or {}).get("name", "")
+        return self._blocking(
+            f'updating the status of {resource} "{name}"',
+            lambda: self.client.update(res, body, "status"),
+        )
+
+    def patch(
+        self,
+        resource: APIResource,
+        name: str,
+        patch: object,
+        namespace: str = "",
+        *,
+        patch_type: PatchType = "merge",
+        subresource: str = "",
+    ) -> RawObject:
+        """PATCH the object (or its ``subresource``)."""
+        res = _kube_resource(resource)
+        return self._blocking(
+            f'patching {resource} "{name}"',
+            lambda: self.client.patch(res, name, patch, namespace or None, patch_type, subresource),
+        )
+
+    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``condition()``, evaluated on the loop after each informer change
+        (and every :data:`POLL_PERIOD`), is true; False after ``timeout`` seconds."""
+        return self._blocking("waiting", lambda: self._wait_until(condition, timeout))
+
+    async def _wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        waiter = asyncio.Event()
+        self._waiters.add(waiter)
+        try:
+            while True:
+                waiter.clear()
+                if condition():
+                    return True
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return False
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(waiter.wait(), min(remaining, POLL_PERIOD))
+        finally:
+            self._waiters.discard(waiter)
 
     # --- collecting -------------------------------------------------------------------
 
@@ -102,6 +246,15 @@ class LiveClusterClient:
         pending = self._pending.get()
         if pending is not None:
             pending.append((what, make))
+            return
+        if self.loop is not None and threading.get_ident() != self._loop_thread:
+            # From a worker thread (PreBind): the write happens now and its failure is
+            # the caller's.
+
+            async def now() -> object:
+                return await make()
+
+            self._blocking(what, now)
             return
 
         async def run() -> object:
@@ -196,3 +349,42 @@ def pod_reference(pod: Pod) -> dict[str, str]:
     if pod.uid:
         ref["uid"] = pod.uid
     return ref
+
+
+def _kube_resource(resource: APIResource) -> Resource[RawObject]:
+    """The ``kube`` collection of a framework resource, decoded as plain dicts."""
+    return Resource(
+        resource.group,
+        resource.version,
+        resource.plural,
+        resource.kind,
+        resource.namespaced,
+        _as_raw,
+    )
+
+
+def _as_raw(raw: RawObject) -> RawObject:
+    return raw
+
+
+def translate_error(err: kube_errors.KubeError, what: str) -> apiclient.APIError:
+    """The framework's error for a ``kube`` one (plugins never see ``kube``'s types)."""
+    if not isinstance(err, kube_errors.ApiError):
+        return apiclient.Unavailable(f"{what}: {err}")
+    message = err.message or str(err)
+    kind: type[apiclient.APIError]
+    if isinstance(err, kube_errors.AlreadyExists):
+        kind = apiclient.AlreadyExists
+    elif isinstance(err, kube_errors.Conflict):
+        kind = apiclient.Conflict
+    elif isinstance(err, kube_errors.NotFound):
+        kind = apiclient.NotFound
+    elif isinstance(err, kube_errors.Invalid):
+        kind = apiclient.Invalid
+    elif isinstance(err, (kube_errors.Forbidden, kube_errors.Unauthorized)):
+        kind = apiclient.Forbidden
+    elif isinstance(err, (kube_errors.TooManyRequests, kube_errors.ServerError)):
+        kind = apiclient.Unavailable
+    else:
+        kind = apiclient.APIError
+    return kind(message, code=err.code, reason=err.reason)

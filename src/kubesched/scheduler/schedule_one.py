@@ -18,6 +18,10 @@ The framework times its own extension points and, in the cycles sampled here (10
 upstream's ``pluginMetricsSamplePercent``), each plugin; PostFilter, PreBind and Bind
 are timed here instead, because their API writes are awaited here.
 
+PreBind may do I/O (``framework/apiclient.py``): after PreBindPreFlight, unless every
+PreBind plugin skipped the pod, the PreBind plugins run in a worker thread
+(``Scheduler.pre_bind_executor``) and their API calls block that thread only.
+
 With extenders (``Scheduler.extenders``) the algorithm awaits their filter and
 prioritize verbs, preemption their preempt verbs, and an interested binder binds instead
 of the Bind plugins (upstream ``extendersBinding``).
@@ -208,11 +212,9 @@ async def binding_cycle(
         return
     try:
         t0 = time.perf_counter()
-        with writer.collect() as pending:
-            status = fwk.run_pre_bind_plugins(state, assumed, host)
-        failed = await writer.flush(pending)
-        pre_bind = status if status is not None or not failed else Status.error("write failed")
-        sched.metrics.extension_point("PreBind", pre_bind, profile, time.perf_counter() - t0)
+        status = await _pre_bind(sched, fwk, state, assumed, host)
+        failed: list[str] = []
+        sched.metrics.extension_point("PreBind", status, profile, time.perf_counter() - t0)
         bound = False
         if status is None and not failed and sched.extenders is not None:
             # Upstream's extendersBinding: an interested binder binds instead of the
@@ -266,6 +268,21 @@ async def binding_cycle(
         "Scheduled",
         "Binding",
         f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
+    )
+
+
+async def _pre_bind(
+    sched: Scheduler, fwk: Framework, state: CycleState, assumed: Pod, host: str
+) -> Status | None:
+    """PreBindPreFlight on the loop; then, unless every PreBind plugin skipped, PreBind in
+    a worker thread, where plugins make blocking API calls and wait (the loop goes on
+    scheduling and binding other pods meanwhile)."""
+    status = fwk.run_pre_bind_pre_flights(state, assumed, host)
+    if status is not None:
+        return None if status.code is Code.SKIP else status
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        sched.pre_bind_executor, fwk.run_pre_bind_plugins, state, assumed, host
     )
 
 

@@ -24,6 +24,7 @@ events cannot delay a binding), and the leader elector's, on a thread of its own
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import random
 from collections.abc import Callable, Coroutine
@@ -58,6 +59,7 @@ __all__ = [
     "DURATION_TO_EXPIRE_ASSUMED_POD",
     "LEADER_ELECTION_NAME",
     "PLUGIN_METRICS_SAMPLE_PERCENT",
+    "PRE_BIND_WORKERS",
     "SHUTDOWN_GRACE",
     "LoopTimers",
     "Scheduler",
@@ -74,6 +76,9 @@ PLUGIN_METRICS_SAMPLE_PERCENT = 10
 #: cancelled (kube-scheduler exits at once; finishing what was started spares the next
 #: leader a round of conflicts, waiting longer would only delay the hand-over).
 SHUTDOWN_GRACE = 3.0
+#: Worker threads for PreBind plugins: as many pods may be in PreBind at once (waiting for
+#: their volumes, say); more wait for a free thread.
+PRE_BIND_WORKERS = 64
 #: The ``name`` label of ``leader_election_master_status``: the component, as
 #: kube-scheduler's ``LeaderElectionConfig.Name``, whatever the Lease is called.
 LEADER_ELECTION_NAME = "kube-scheduler"
@@ -184,6 +189,8 @@ class Scheduler:
             self.node_informer.add_handler(on_delete=lambda node: self.raw.remove_node(node.name))
         #: Pods bound by this scheduler since it started.
         self.bound = 0
+        #: Worker threads for PreBind plugins that do I/O (made on first use).
+        self._pre_bind_executor: concurrent.futures.ThreadPoolExecutor | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         #: Loops that run until shutdown (not waited for like binding tasks).
         self._background: list[asyncio.Task[Any]] = []
@@ -238,7 +245,11 @@ class Scheduler:
         """Start the informers and wait until each has applied its first list, or until
         :meth:`stop` (a SIGTERM while the API server is unreachable must not wait for
         the sync timeout); TimeoutError if the sync takes longer than ``sync_timeout``."""
+        self.cluster_client.attach()
         for informer in self.informers:
+            # PreBind plugins waiting on informer-fed state re-check it on every change.
+            changed = self.cluster_client.changed
+            informer.add_handler(changed, changed, changed)
             informer.start()
         synced = asyncio.ensure_future(
             asyncio.gather(*(i.has_synced.wait() for i in self.informers))
@@ -392,6 +403,11 @@ class Scheduler:
             waiting.reject("", "scheduler stopped")
         deadline = asyncio.get_running_loop().time() + grace
         await finish_tasks(self._tasks, deadline)
+        # PreBind threads still blocked in an API call or a wait get Unavailable now.
+        self.cluster_client.close()
+        if self._pre_bind_executor is not None:
+            self._pre_bind_executor.shutdown(wait=False, cancel_futures=True)
+            self._pre_bind_executor = None
         await self.cluster_client.drain(deadline)
         await self.status_writer.drain(deadline)
         await self.events.drain()
@@ -408,6 +424,16 @@ class Scheduler:
             await self.extenders.close()
 
     # --- helpers for the cycles -------------------------------------------------------
+
+    @property
+    def pre_bind_executor(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The worker threads PreBind plugins run in (upstream runs each binding cycle in
+        a goroutine; a PreBind may wait minutes for a volume, so the pool is wide)."""
+        if self._pre_bind_executor is None:
+            self._pre_bind_executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=PRE_BIND_WORKERS, thread_name_prefix="prebind"
+            )
+        return self._pre_bind_executor
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """Run ``coro`` as a tracked background task (its failure is logged)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import Nominator, StaticClusterLister
+from kubesched.framework.handle import NoClient, Nominator, StaticClusterLister
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.schedule import FitError, SchedulingAlgorithm, SchedulingError
@@ -296,8 +296,9 @@ def _explain_in(
     }
 
 
-class _DryRunClient:
-    """Explain never changes the cluster: writes are accepted and dropped."""
+class _DryRunClient(NoClient):
+    """Explain never changes the cluster: the default plugins' writes are accepted and
+    dropped; API calls (PreBind's, which explain does not run) are refused."""
 
     def bind(self, pod: Pod, node_name: str) -> None:
         return None

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kubesched.config import ConfigError, FieldError, KubeSchedulerConfiguration
+from kubesched.framework.apiclient import APIResource, MemoryAPIClient, PatchType, RawObject
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Nominator, StaticClusterLister
 from kubesched.framework.interface import (
@@ -153,6 +154,8 @@ class Simulator:
         #: Called with each pod before each of its attempts (the lab's ``--explain``).
         self.before_attempt: Callable[[Pod], None] | None = None
         self._events: list[tuple[ClusterEvent, object, object]] = []
+        #: The simulated API objects PreBind plugins read and write (no API server here).
+        self.api = MemoryAPIClient()
         self._deleted: list[Pod] = []
         #: Pods held at Permit: their framework, cycle state, pod and assumed pod.
         self._waiting: dict[str, tuple[Framework, CycleState, Pod, Pod]] = {}
@@ -173,6 +176,39 @@ class Simulator:
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
         """Nominations are kept in the nominator; nothing else to record."""
         return None
+
+    # The blocking API calls of PreBind plugins go to the in-memory store.
+
+    def get(self, resource: APIResource, name: str, namespace: str = "") -> RawObject:
+        return self.api.get(resource, name, namespace)
+
+    def create(self, resource: APIResource, body: RawObject) -> RawObject:
+        return self.api.create(resource, body)
+
+    def update(self, resource: APIResource, body: RawObject) -> RawObject:
+        return self.api.update(resource, body)
+
+    def update_status(self, resource: APIResource, body: RawObject) -> RawObject:
+        return self.api.update_status(resource, body)
+
+    def patch(
+        self,
+        resource: APIResource,
+        name: str,
+        patch: object,
+        namespace: str = "",
+        *,
+        patch_type: PatchType = "merge",
+        subresource: str = "",
+    ) -> RawObject:
+        return self.api.patch(
+            resource, name, patch, namespace, patch_type=patch_type, subresource=subresource
+        )
+
+    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """The store's handlers (simulated controllers) acted at write time; no time
+        passes in a simulation, so the answer is now's."""
+        return self.api.wait_until(condition, timeout)
 
     # --- scheduling ------------------------------------------------------------------
 
@@ -328,7 +364,11 @@ class Simulator:
     ) -> tuple[Pod | None, str, frozenset[str]]:
         """The binding cycle after Permit: PreBind, Bind, PostBind."""
         host = assumed.node_name
-        failure = fwk.run_pre_bind_plugins(state, pod, host)
+        failure = fwk.run_pre_bind_pre_flights(state, pod, host)
+        if failure is None:
+            failure = fwk.run_pre_bind_plugins(state, pod, host)
+        elif failure.code is Code.SKIP:
+            failure = None
         if failure is None:
             failure = fwk.run_bind_plugins(state, pod, host)
         if failure is not None:

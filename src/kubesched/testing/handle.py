@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 
+from kubesched.framework.apiclient import MemoryAPIClient
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Nominator, StaticClusterLister
 from kubesched.framework.interface import Status
@@ -26,10 +27,12 @@ from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
 from kubesched.objects.storage import StorageObject
 
 
-class RecordingClient:
-    """A ClusterClient that applies nothing and remembers every call, in order."""
+class RecordingClient(MemoryAPIClient):
+    """A ClusterClient that applies nothing and remembers every call, in order; its
+    API calls (PreBind's) go to an in-memory store (``add`` objects to it first)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.bound: list[tuple[str, str]] = []
         self.deleted: list[tuple[str, str]] = []
         self.nominated: list[tuple[str, str]] = []
