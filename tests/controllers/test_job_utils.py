@@ -14,7 +14,7 @@ from kubesched.controllers.job.indexed_job_utils import (
     format_indexes,
     parse_indexes,
 )
-from kubesched.controllers.job.job_controller import indexed_generate_name
+from kubesched.controllers.job.pod_management import indexed_generate_name
 from kubesched.controllers.job.tracking_utils import (
     clean_uncounted,
     is_pod_failed,
