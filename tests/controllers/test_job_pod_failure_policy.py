@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 import yaml
-from controller_helpers import InThread, kubectl, wait_for
+from controller_helpers import job_cluster, kubectl, wait_for
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from kubesched.cli.cluster import ClusterHandle, start_cluster
-from kubesched.config import default_config
+from kubesched.cli.cluster import ClusterHandle
 from kubesched.controllers.job.indexed_job_utils import parse_indexes
 from kubesched.controllers.job.pod_failure_policy import PolicyMatch, match_pod_failure_policy
 from kubesched.controllers.kubelet import (
@@ -26,8 +25,6 @@ from kubesched.controllers.kubelet import (
     EXIT_CODE_ANNOTATION,
     RUN_SECONDS_ANNOTATION,
 )
-from kubesched.plugins.registry import in_tree_registry
-from kubesched.scheduler.scheduler import Scheduler
 
 NS = "default"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -166,24 +163,8 @@ def test_no_policy_counts_every_failure():
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterHandle]:
-    path = tmp_path_factory.mktemp("pfp") / "kubeconfig"
-    handle = start_cluster(
-        kubeconfig_path=path,
-        nodes=2,
-        bookmark_interval=0.2,
-        run_delay=0.05,
-        pod_run_seconds=0.3,
-        node_lease_interval=0,
-        job_sync_batch_period=0.1,
-        job_pod_failure_backoff=0.1,
-    )
-    scheduler = InThread(
-        handle.kubeconfig_path,
-        lambda c: Scheduler(default_config(), in_tree_registry(), c).run(),
-    ).start()
-    yield handle
-    scheduler.stop()
-    handle.stop()
+    with job_cluster(tmp_path_factory.mktemp("pfp") / "kubeconfig") as handle:
+        yield handle
 
 
 @pytest.fixture(scope="module")
