@@ -70,7 +70,6 @@ from kubesched.controllers.job.sync_context import (
     count_finished,
     deadline_left,
     is_complete,
-    job_key,
     judge_finished,
     judge_indexes,
     new_finished_pods,
@@ -83,7 +82,7 @@ from kubesched.controllers.job.tracking_utils import (
     as_int,
     managed_elsewhere,
 )
-from kubesched.controllers.ownerindex import OwnerIndex, shared_index
+from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
 from kubesched.kube import Client, Informer, KubeError
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS
@@ -238,7 +237,7 @@ class JobController:
         return job
 
     def _enqueue_batched(self, job: RawObject) -> None:
-        self.queue.add_after(job_key(job), self.batch_period)
+        self.queue.add_after(object_key(job), self.batch_period)
 
     def _pod_added(self, pod: RawObject) -> None:
         if is_deleting(pod):
@@ -250,11 +249,11 @@ class JobController:
             job = self._resolve(str(meta(pod).get("namespace", "")), ref)
             if job is None:
                 return
-            self.expectations.creation_observed(job_key(job))
+            self.expectations.creation_observed(object_key(job))
             self._enqueue_batched(job)
             return
         if has_tracking_finalizer(pod):
-            self.orphan_queue.add(job_key(pod))
+            self.orphan_queue.add(object_key(pod))
         # A Job whose selector matches may adopt it.
         for job in self._jobs_selecting(pod):
             self._enqueue_batched(job)
@@ -289,18 +288,18 @@ class JobController:
             job = self._resolve(namespace, old_ref)
             if job is not None:
                 if finalizer_removed:
-                    self.finalizer_expectations.removal_observed(job_key(job), uid(pod))
+                    self.finalizer_expectations.removal_observed(object_key(job), uid(pod))
                 self._enqueue_batched(job)
         if ref is not None:
             job = self._resolve(namespace, ref)
             if job is None:
                 return
             if finalizer_removed:
-                self.finalizer_expectations.removal_observed(job_key(job), uid(pod))
+                self.finalizer_expectations.removal_observed(object_key(job), uid(pod))
             self._enqueue_batched(job)
             return
         if has_tracking_finalizer(pod):
-            self.orphan_queue.add(job_key(pod))
+            self.orphan_queue.add(object_key(pod))
         if meta(old).get("labels") != meta(pod).get("labels") or old_ref != ref:
             for job in self._jobs_selecting(pod):
                 self._enqueue_batched(job)
@@ -314,24 +313,24 @@ class JobController:
         if ref is None:
             # The garbage collector may have removed the reference: clean the finalizer.
             if has_finalizer:
-                self.orphan_queue.add(job_key(pod))
+                self.orphan_queue.add(object_key(pod))
             return
         job = self._resolve(str(meta(pod).get("namespace", "")), ref)
         if job is None or cond.is_finished(job):
             if has_finalizer:
-                self.orphan_queue.add(job_key(pod))
+                self.orphan_queue.add(object_key(pod))
             return
-        key = job_key(job)
+        key = object_key(job)
         self.expectations.deletion_observed(key)
         if final or not has_finalizer:
             self.finalizer_expectations.removal_observed(key, uid(pod))
         self._enqueue_batched(job)
 
     def _job_added(self, job: RawObject) -> None:
-        self.queue.add(job_key(job))
+        self.queue.add(object_key(job))
 
     def _job_updated(self, old: RawObject, job: RawObject) -> None:
-        key = job_key(job)
+        key = object_key(job)
         if meta(old).get("generation") == meta(job).get("generation"):
             self._enqueue_batched(job)
         else:
@@ -346,13 +345,13 @@ class JobController:
             self.queue.add_after(key, deadline - passed)
 
     def _job_deleted(self, job: RawObject) -> None:
-        self.queue.add(job_key(job))
+        self.queue.add(object_key(job))
         self._cleanup_pod_finalizers(job)
 
     def _cleanup_pod_finalizers(self, job: RawObject) -> None:
         for pod in self.pod_index.owned_by(uid(job)):
             if has_tracking_finalizer(pod):
-                self.orphan_queue.add(job_key(pod))
+                self.orphan_queue.add(object_key(pod))
 
     # --- orphan pods ----------------------------------------------------------------
 

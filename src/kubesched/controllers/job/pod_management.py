@@ -40,12 +40,13 @@ from kubesched.controllers.job.pods import (
     meta,
     uid,
 )
-from kubesched.controllers.job.sync_context import SyncContext, job_key, suspended, with_kind
+from kubesched.controllers.job.sync_context import SyncContext, suspended, with_kind
 from kubesched.controllers.job.tracking_utils import (
     active_pods_for_removal,
     as_int,
     only_replace_failed_pods,
 )
+from kubesched.controllers.ownerindex import object_key
 from kubesched.kube import Client, KubeError, NotFound
 from kubesched.kube.resources import PODS
 from kubesched.kube.workqueue import WorkQueue
@@ -120,7 +121,7 @@ class JobPodManager:
         """Create or delete pods towards ``parallelism`` (``manageJob``); returns the
         active count and the first failure."""
         job = ctx.job
-        key = job_key(job)
+        key = object_key(job)
         spec = job.get("spec") or {}
         active = len(ctx.active_pods)
         parallelism = as_int(spec.get("parallelism"), 1)

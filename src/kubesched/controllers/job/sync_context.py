@@ -34,7 +34,6 @@ from kubesched.controllers.job.pods import (
     is_active,
     is_ready,
     is_terminating,
-    meta,
     parse_time,
     phase,
     uid,
@@ -57,12 +56,6 @@ JOBS = Resource("batch", "v1", "jobs", "Job", True, _as_is)
 
 class JobSyncError(Exception):
     """Some writes of a sync failed; it is retried with backoff."""
-
-
-def job_key(obj: RawObject) -> str:
-    """``namespace/name``, the work queue's key."""
-    m = meta(obj)
-    return f"{m.get('namespace', '')}/{m.get('name', '')}"
 
 
 def with_kind(job: RawObject) -> RawObject:
