@@ -82,6 +82,19 @@ ROOTS = (
     "io.k8s.api.batch.v1.CronJob",
     "io.k8s.api.batch.v1.CronJobList",
     "io.k8s.api.autoscaling.v1.Scale",
+    *(
+        "io.k8s.api.resource.v1." + kind
+        for kind in (
+            "DeviceClass",
+            "DeviceClassList",
+            "ResourceClaim",
+            "ResourceClaimList",
+            "ResourceClaimTemplate",
+            "ResourceClaimTemplateList",
+            "ResourceSlice",
+            "ResourceSliceList",
+        )
+    ),
     _CRD + "CustomResourceDefinition",
     _CRD + "CustomResourceDefinitionList",
     _META + "DeleteOptions",

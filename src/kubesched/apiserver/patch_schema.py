@@ -76,6 +76,8 @@ TYPES: dict[str, dict[str, PatchField]] = {
     # StatefulSetSpec.volumeClaimTemplates has no strategy (atomic): replaced whole.
     "CronJobSpec": {"jobTemplate": _of("JobTemplateSpec")},
     "JobTemplateSpec": {"metadata": _of("ObjectMeta"), "spec": _of("WorkloadSpec")},
+    # resource.k8s.io/v1: only a claim's consumers merge (by uid); the rest is atomic.
+    "ResourceClaimStatus": {"reservedFor": _merge("uid")},
 }
 
 
@@ -109,6 +111,10 @@ KINDS: dict[str, dict[str, PatchField]] = {
     "ServiceAccount": {**_object(), "secrets": _merge("name")},
     "Lease": _object(),
     "PriorityClass": _object(),
+    "DeviceClass": _object(),
+    "ResourceClaim": _object("", "ResourceClaimStatus"),
+    "ResourceClaimTemplate": _object(),
+    "ResourceSlice": _object(),
 }
 TYPES.update(KINDS)
 

@@ -368,6 +368,38 @@ SELF_SUBJECT_REVIEWS = Resource(
     verbs=("create",),
 )
 
+#: resource.k8s.io/v1 (Dynamic Resource Allocation; v1 only, as 1.34 serves it by default).
+DEVICECLASSES = Resource(
+    "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, "deviceclass"
+)
+RESOURCECLAIMS = Resource(
+    "resource.k8s.io",
+    "v1",
+    "resourceclaims",
+    "ResourceClaim",
+    True,
+    "resourceclaim",
+    (),
+    ("status",),
+)
+RESOURCECLAIMTEMPLATES = Resource(
+    "resource.k8s.io",
+    "v1",
+    "resourceclaimtemplates",
+    "ResourceClaimTemplate",
+    True,
+    "resourceclaimtemplate",
+)
+RESOURCESLICES = Resource(
+    "resource.k8s.io",
+    "v1",
+    "resourceslices",
+    "ResourceSlice",
+    False,
+    "resourceslice",
+    fields=("spec.nodeName", "spec.driver"),
+)
+
 #: Every resource this server serves, in discovery order.
 BUILTIN: tuple[Resource, ...] = (
     NAMESPACES,
@@ -392,6 +424,10 @@ BUILTIN: tuple[Resource, ...] = (
     CRONJOBS,
     EVENTS_V1,
     CUSTOMRESOURCEDEFINITIONS,
+    DEVICECLASSES,
+    RESOURCECLAIMS,
+    RESOURCECLAIMTEMPLATES,
+    RESOURCESLICES,
     SELF_SUBJECT_ACCESS_REVIEWS,
     SELF_SUBJECT_RULES_REVIEWS,
     SELF_SUBJECT_REVIEWS,

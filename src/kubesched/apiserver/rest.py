@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.apiserver import crd, errors, fieldvalidation, priority, strategy
+from kubesched.apiserver import crd, draadmission, errors, fieldvalidation, priority, strategy
 from kubesched.apiserver.admission import check_body, default_on_create, default_on_write
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
 from kubesched.apiserver.resources import (
@@ -21,6 +21,8 @@ from kubesched.apiserver.resources import (
     NAMESPACES,
     PODS,
     PRIORITYCLASSES,
+    RESOURCECLAIMS,
+    RESOURCECLAIMTEMPLATES,
     Resource,
 )
 from kubesched.apiserver.store import Store, now_rfc3339
@@ -90,6 +92,8 @@ def _admit(store: Store, res: Resource, obj: Object, creating: bool) -> None:
         crd.admit_definition(store, obj, creating)
     elif res.custom is not None:
         crd.admit_custom(res, obj, creating)
+    elif creating and (res is RESOURCECLAIMS or res is RESOURCECLAIMTEMPLATES):
+        draadmission.admit_create(store, res, obj)
 
 
 def _written(store: Store, res: Resource, stored: Object) -> Object:
@@ -116,17 +120,19 @@ def update(
     if res is PODS and sub == "":
         with contextlib.suppress(errors.ApiError):  # gone: the update answers 404
             priority.keep_on_update(store.get(res, namespace, name), obj)
-    stored = store.update(res, obj, namespace, sub, check=_validator(res, sub, view))
+    stored = store.update(res, obj, namespace, sub, check=_validator(res, sub, view, store))
     return 200, _written(store, res, stored)
 
 
 def _validator(
-    res: Resource, sub: str, view: Resource | None = None
+    res: Resource, sub: str, view: Resource | None = None, store: Store | None = None
 ) -> Callable[[Object, Object], None]:
     # Run by the store on the object as it would be stored (status kept or replaced).
     def check(new: Object, old: Object) -> None:
         strategy.prepare_for_update(res, new, old, sub)
         validate_update(res, new, old, sub, view)
+        if res is RESOURCECLAIMS and sub == "status" and store is not None:
+            draadmission.check_status(store, new, old)
 
     return check
 
@@ -158,7 +164,7 @@ def patch(
         _admit(store, res, obj, creating=False)
         return obj
 
-    check = _validator(res, sub, view)
+    check = _validator(res, sub, view, store)
     return 200, _written(
         store, res, store.guaranteed_update(res, namespace, name, mutate, sub, check)
     )

@@ -33,6 +33,7 @@ from kubesched.apiserver.resources import (
     JOBS,
     REPLICASETS,
     REPLICATIONCONTROLLERS,
+    RESOURCECLAIMS,
     STATEFULSETS,
     Resource,
 )
@@ -61,6 +62,8 @@ _EMPTY_STATUS: dict[Resource, dict[str, int]] = {
         "numberReady": 0,
     },
     CRONJOBS: {},
+    # resourceclaimStrategy.PrepareForCreate: a new claim is not allocated.
+    RESOURCECLAIMS: {},
 }
 #: apps/v1's form of the internal DaemonSetSpec.templateGeneration (the conversion keeps it
 #: in this annotation): 1 on create, one more on every template change.

@@ -22,6 +22,7 @@ from typing import Any
 
 from kubesched.apiserver import errors
 from kubesched.apiserver.printers import PRINTERS
+from kubesched.apiserver.printers_resource import RESOURCE_PRINTERS
 from kubesched.apiserver.table_cells import (
     AGE_DOC,
     NAME_DOC,
@@ -321,6 +322,7 @@ _PRINTERS: dict[str, tuple[list[Column], Callable[[Object, datetime], Cells]]] =
     "nodes": (NODE_COLUMNS, node_cells),
     "events": (EVENT_COLUMNS, event_cells),
     **PRINTERS,
+    **RESOURCE_PRINTERS,
 }
 
 

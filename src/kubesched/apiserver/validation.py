@@ -42,6 +42,12 @@ def _raise(res: Resource, obj: Object, errs: Errors) -> None:
     raise error
 
 
+def raise_invalid(res: Resource, obj: Object, errs: Errors) -> None:
+    """Raise 422 Invalid for ``errs`` found in ``obj`` by a check beyond validation (an
+    admission rule that reads other objects)."""
+    _raise(res, obj, errs)
+
+
 def _escape(name: str) -> str:
     return name.replace("\\", "\\\\").replace('"', '\\"')
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.objects.defaults_resource import RESOURCE_DEFAULTERS
 from kubesched.objects.defaults_workloads import DEFAULTERS
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.pod import qos_class_of
@@ -43,7 +44,7 @@ def on_create(kind: str, obj: Object) -> None:
             qos = qos_class(obj)
             if qos:
                 status["qosClass"] = qos
-    elif kind == "Node" or kind in DEFAULTERS:
+    elif kind == "Node" or kind in DEFAULTERS or kind in RESOURCE_DEFAULTERS:
         on_write(kind, obj)
     elif kind == "Namespace":
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
@@ -64,6 +65,8 @@ def on_write(kind: str, obj: Object) -> None:
         _replication_controller_selector(obj)
     if kind in DEFAULTERS:
         DEFAULTERS[kind](obj)
+    elif kind in RESOURCE_DEFAULTERS:
+        RESOURCE_DEFAULTERS[kind](obj)
 
 
 def pod_spec(obj: Object) -> None:

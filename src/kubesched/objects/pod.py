@@ -34,6 +34,13 @@ from kubesched.objects.affinity import (
     decode_topology_spread_constraints,
     decode_weighted_pod_affinity_terms,
 )
+from kubesched.objects.dra.podclaims import (
+    ContainerClaim,
+    PodResourceClaim,
+    decode_container_claims,
+    decode_pod_resource_claims,
+    decode_resource_claim_statuses,
+)
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.quantity import QuantityError, parse_quantity_value
 from kubesched.objects.resources import (
@@ -80,6 +87,8 @@ class Container:
     restartable: bool = False  # an init container with restartPolicy Always (a sidecar)
     #: Which of cpu/memory the container sets no request for (scoring defaults apply).
     unset_requests: tuple[str, ...] = ()
+    #: ``resources.claims``: the pod claims (and requests of them) the container uses.
+    claims: tuple[ContainerClaim, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +130,11 @@ class Pod:
     host_network: bool = False
     #: spec.volumes (their sources as far as the volume plugins read them).
     volumes: tuple[Volume, ...] = ()
+    #: ``spec.resourceClaims``: the ResourceClaims (or templates of them) the pod uses.
+    resource_claims: tuple[PodResourceClaim, ...] = ()
+    #: ``status.resourceClaimStatuses``: pod claim name → the claim made from its
+    #: template (None: none is needed). See :mod:`kubesched.objects.dra.podclaims`.
+    resource_claim_statuses: Mapping[str, str | None] = field(default_factory=dict)
     #: spec.priority as written, before admission resolved it (None: not set).
     spec_priority: int | None = None
     #: The PodScheduled condition's (status, reason, message), if the pod has one: the
@@ -313,6 +327,8 @@ def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:
             decode_volume(v, join("spec.volumes", i))
             for i, v in enumerate(get_list(spec, "volumes", "spec"))
         ),
+        resource_claims=decode_pod_resource_claims(spec),
+        resource_claim_statuses=decode_resource_claim_statuses(status),
     )
 
 
@@ -350,6 +366,7 @@ def _decode_container(raw: object, path: str, host_network: bool) -> Container:
         ports=tuple(ports),
         restartable=get_str(obj, "restartPolicy", path) == "Always",
         unset_requests=tuple(r for r in _QOS_RESOURCES if r not in requests_raw),
+        claims=decode_container_claims(resources, res_path),
     )
 
 

@@ -118,6 +118,31 @@ class PodWrapper:
         containers.append(c)
         return self
 
+    def resource_claim(
+        self, name: str, *, template: str | None = None, claim: str | None = None
+    ) -> PodWrapper:
+        """Add a ``spec.resourceClaims`` entry (from a template or naming a claim) and
+        list it in the first container's ``resources.claims`` (one is added if none)."""
+        entry: dict[str, Any] = {"name": name}
+        if template is not None:
+            entry["resourceClaimTemplateName"] = template
+        if claim is not None:
+            entry["resourceClaimName"] = claim
+        self._spec.setdefault("resourceClaims", []).append(entry)
+        if not self._spec["containers"]:
+            self.container()
+        resources = self._spec["containers"][0].setdefault("resources", {})
+        resources.setdefault("claims", []).append({"name": name})
+        return self
+
+    def claim_status(self, name: str, claim: str | None) -> PodWrapper:
+        """A ``status.resourceClaimStatuses`` entry (what the claim controller writes)."""
+        entry: dict[str, Any] = {"name": name}
+        if claim is not None:
+            entry["resourceClaimName"] = claim
+        self.raw.setdefault("status", {}).setdefault("resourceClaimStatuses", []).append(entry)
+        return self
+
     def req(self, **resources: Any) -> PodWrapper:
         """Add a container requesting ``resources`` (``cpu="1", memory="1Gi"``; use
         ``**{"nvidia.com/gpu": 1}`` for names that are not identifiers)."""

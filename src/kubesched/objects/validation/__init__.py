@@ -68,6 +68,17 @@ from kubesched.objects.validation.node import node, node_status
 from kubesched.objects.validation.pod import pod_create, pod_metadata_and_spec
 from kubesched.objects.validation.pod_update import pod_status_update, pod_update
 from kubesched.objects.validation.policy import pod_disruption_budget
+from kubesched.objects.validation.resource import (
+    device_class,
+    device_class_update,
+    resource_claim,
+    resource_claim_status,
+    resource_claim_template,
+    resource_claim_template_update,
+    resource_claim_update,
+    resource_slice,
+    resource_slice_update,
+)
 from kubesched.objects.validation.scheduling import priority_class, priority_class_update
 from kubesched.objects.validation.secret import secret, secret_update
 from kubesched.objects.validation.statefulset import stateful_set, stateful_set_status
@@ -133,6 +144,10 @@ CREATE: dict[str, Callable[[Object], Errors]] = {
     "PodDisruptionBudget": pod_disruption_budget,
     "PriorityClass": priority_class,
     "Lease": lease,
+    "DeviceClass": device_class,
+    "ResourceClaim": resource_claim,
+    "ResourceClaimTemplate": resource_claim_template,
+    "ResourceSlice": resource_slice,
 }
 
 
@@ -155,6 +170,10 @@ UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
     "Job": job_update,
     "CronJob": cron_job_update,
     "Secret": secret_update,
+    "DeviceClass": device_class_update,
+    "ResourceClaim": resource_claim_update,
+    "ResourceClaimTemplate": resource_claim_template_update,
+    "ResourceSlice": resource_slice_update,
 }
 #: Status subresource writes: what each kind's status strategy validates.
 STATUS: dict[str, Callable[[Object], Errors]] = {
@@ -166,6 +185,11 @@ STATUS: dict[str, Callable[[Object], Errors]] = {
     "StatefulSet": stateful_set_status,
     "DaemonSet": daemon_set_status,
     "Job": job_status,
+}
+
+#: Status writes whose strategy compares with the object before the write.
+STATUS_UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
+    "ResourceClaim": resource_claim_status,
 }
 
 #: ``standardFinalizers``: the unqualified finalizer names the core API accepts.
@@ -233,6 +257,9 @@ def validate_update(
         status_check = STATUS.get(kind)
         if status_check is not None:
             errs.extend(status_check(new))
+        status_update = STATUS_UPDATE.get(kind)
+        if status_update is not None:
+            errs.extend(status_update(new, old))
     elif subresource == "":
         errs = metadata(kind, new, namespaced=namespaced, core_group=core_group)
         errs.extend(object_meta_update(meta, as_dict(old.get("metadata"))))

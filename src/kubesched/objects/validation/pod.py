@@ -42,6 +42,7 @@ from kubesched.objects.validation.core import (
     quantity,
     required,
 )
+from kubesched.objects.validation.pod_claims import final_claim_names, pod_resource_claims
 from kubesched.objects.validation.volumes import volumes
 
 _STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
@@ -313,6 +314,7 @@ def pod_spec(spec: Any, path: str) -> Errors:
         condition = str(as_dict(gate).get("conditionType") or "")
         errs.extend(qualified_name(condition, f"{path}.readinessGates[{i}].conditionType"))
     errs.extend(_scheduling_gates(spec.get("schedulingGates"), f"{path}.schedulingGates"))
+    errs.extend(pod_resource_claims(spec, path))
     if spec.get("topologySpreadConstraints"):
         errs.extend(
             topology_spread(spec["topologySpreadConstraints"], f"{path}.topologySpreadConstraints")
@@ -384,6 +386,7 @@ def pod_metadata_and_spec(pod: dict[str, Any]) -> Errors:
     errs = pod_spec(spec, "spec")
     if isinstance(spec, dict):
         errs.extend(_images_trimmed(spec))
+        errs.extend(final_claim_names(pod))
     return errs
 
 
