@@ -529,3 +529,38 @@ def test_kubectl_apply_refuses_an_unknown_field(kubectl, tmp_path):
     result = kubectl("apply", "-f", str(manifest), check=False)
     assert result.returncode != 0
     assert 'unknown field "spec.selector"' in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("plural", "body", "path"),
+    [
+        (
+            "deviceclasses",
+            make_device_class("bad-cel").selector("foo == 1").obj(),
+            "spec.selectors[0].cel.expression",
+        ),
+        (
+            "resourceclaimtemplates",
+            make_claim("bad-cel", "default")
+            .request("gpu", "gpu.example.com", "foo == 1")
+            .template(),
+            "spec.spec.devices.requests[0].exactly.selectors[0].cel.expression",
+        ),
+    ],
+    ids=["device-class", "claim-template"],
+)
+def test_selectors_are_compiled_on_create(apiserver, plural, body, path):
+    namespace = "default" if plural != "deviceclasses" else None
+    status, reply = _create(apiserver, plural, body, namespace)
+    assert status == 422
+    assert _causes(reply) == [
+        f'{path}: Invalid value: "foo == 1": compilation failed: ERROR: <input>:1:1: '
+        "undeclared reference to 'foo' (in container '')\n | foo == 1\n | ^"
+    ]
+
+
+def test_a_selector_of_the_driver_demo_compiles(apiserver):
+    expression = "device.capacity['gpu.example.com'].memory.compareTo(quantity('4Gi')) >= 0"
+    body = make_device_class("big-gpus").selector(expression).obj()
+    status, reply = _create(apiserver, "deviceclasses", body)
+    assert status == 201, reply

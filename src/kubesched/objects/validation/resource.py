@@ -9,17 +9,16 @@ ResourceClaimTemplate (spec immutable) and ResourceSlice (driver, pool, exactly 
 nodeName / nodeSelector / allNodes / perDeviceNodeSelection, devices and their
 attributes and capacities; driver, pool name and nodeName immutable).
 
-CEL selectors are compiled here as upstream compiles them on create
-(:data:`CEL_CHECK`, set by :mod:`kubesched.objects.dra.cel` when it is imported, so that
-this module does not load CEL for kinds that have none). Objects are validated after
-defaulting (allocationMode ExactCount, count 1).
+CEL selectors are compiled here as upstream compiles them when they are new
+(:mod:`kubesched.objects.dra.cel`, imported on first use so that validating other kinds
+does not load CEL). Objects are validated after defaulting (allocationMode ExactCount,
+count 1).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from kubesched.objects.validation.affinity import node_selector_term
@@ -65,9 +64,6 @@ _REQUEST_REF = (
     "separated by '/'"
 )
 
-#: Compiles a selector and returns its error detail (``compilation failed: ...``), or
-#: None when it compiles. Installed by :mod:`kubesched.objects.dra.cel`.
-CEL_CHECK: list[Callable[[str], str | None]] = []
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _C_IDENTIFIER_MESSAGE = (
@@ -167,11 +163,10 @@ def cel_expression(expression: Any, path: str, stored: bool = False) -> Errors:
     text = str(expression or "")
     if len(text) > CEL_EXPRESSION_MAX_LENGTH:
         return [too_long(path, CEL_EXPRESSION_MAX_LENGTH)]
-    for check in CEL_CHECK:
-        detail = check(text)
-        if detail is not None:
-            return [invalid(path, text, detail)]
-    return []
+    from kubesched.objects.dra.cel import compile_error  # loads CEL on first use
+
+    detail = compile_error(text)
+    return [] if detail is None else [invalid(path, text, detail)]
 
 
 def selectors(value: Any, path: str, stored: bool = False) -> Errors:
