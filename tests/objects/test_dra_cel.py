@@ -149,8 +149,8 @@ COMPILE_ERRORS = [
     ),
     pytest.param(
         "device.driver == ",
-        "compilation failed: ERROR: <input>:1:15: Syntax error: mismatched input '<EOF>'\n"
-        " | device.driver == \n | ..............^",
+        "compilation failed: ERROR: <input>:1:18: Syntax error: mismatched input '<EOF>'\n"
+        " | device.driver == \n | .................^",
         id="syntax-error",
     ),
     pytest.param(

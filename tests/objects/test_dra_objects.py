@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 import semver
 
-from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.objects.dra.claims import (
+    ResourceClaim,
+    ResourceClaimTemplate,
+    allocated_devices,
+)
 from kubesched.objects.dra.podclaims import (
     ERR_API_UNSUPPORTED,
     POD_CLAIM_NAME_ANNOTATION,
@@ -287,3 +291,26 @@ def test_template_view():
     template = ResourceClaimTemplate.from_dict(raw)
     assert template.requests[0].exactly.count == 2
     assert template.claim_spec == raw["spec"]["spec"]
+
+
+def test_claim_from_a_typed_template_and_a_typed_pod():
+    raw = make_claim("one-gpu", "demo").request("gpu", "gpu.example.com").template()
+    raw["spec"]["metadata"] = {"labels": {"team": "a"}}
+    pod = make_pod("pod0").namespace("demo").uid("uid-0").resource_claim("gpu", template="t")
+    typed = claim_from_template(pod.obj(), "gpu", ResourceClaimTemplate.from_dict(raw))
+    assert typed == claim_from_template(pod.raw, "gpu", raw)
+    claim = dict(typed, metadata={**typed["metadata"], "name": "pod0-gpu-abcde"})
+    decoded = ResourceClaim.from_dict(claim)
+    assert decoded.is_controlled_by("uid-0")
+    assert find_pod_claim("pod0", "uid-0", "gpu", [decoded]) is decoded
+
+
+def test_allocated_devices_leave_out_admin_access():
+    normal = make_claim("a", "ns").request("gpu", "gpu.example.com")
+    normal.allocated(("gpu", DRIVER, "p", "gpu-0"))
+    admin = make_claim("b", "ns").request("gpu", "gpu.example.com", admin=True)
+    admin_raw = admin.allocated(("gpu", DRIVER, "p", "gpu-1")).obj()
+    admin_raw["status"]["allocation"]["devices"]["results"][0]["adminAccess"] = True
+    pending = make_claim("c", "ns").request("gpu", "gpu.example.com")
+    claims = [ResourceClaim.from_dict(o) for o in (normal.obj(), admin_raw, pending.obj())]
+    assert allocated_devices(claims) == {(DRIVER, "p", "gpu-0")}

@@ -5,8 +5,9 @@ pods, namespaces, priority classes, PodDisruptionBudgets and the Services / Repl
 StatefulSets / ReplicationControllers behind PodTopologySpread's default constraints, the
 storage objects the volume plugins read (StorageClasses, CSIDrivers, CSINodes,
 PersistentVolumes and their claims, CSIStorageCapacities, VolumeAttachments; a server that
-does not serve one has none), and the Jobs and DaemonSets that own the pods copied — and
-writes them as one ``kind: List``
+does not serve one has none), Dynamic Resource Allocation's DeviceClasses, ResourceSlices,
+ResourceClaimTemplates and ResourceClaims (with their allocations), and the Jobs and
+DaemonSets that own the pods copied — and writes them as one ``kind: List``
 that ``kubesched simulate --cluster`` and ``kubesched explain --cluster`` load. Pending
 pods (not bound, not finished) go to ``--pending FILE`` for ``simulate --pods``, so a
 policy can be tried on a copy of production::
@@ -87,9 +88,10 @@ _POD_SPEC_FIELDS = (
     "terminationGracePeriodSeconds",
     # The volume plugins read the sources (claims, disks, CSI); definitions, not contents.
     "volumes",
+    "resourceClaims",
 )
 _CONTAINER_FIELDS = ("name", "image", "resources", "ports", "restartPolicy")
-_POD_STATUS_FIELDS = ("phase", "startTime", "nominatedNodeName")
+_POD_STATUS_FIELDS = ("phase", "startTime", "nominatedNodeName", "resourceClaimStatuses")
 _NODE_SPEC_FIELDS = ("taints", "unschedulable")
 _SERVICE_SPEC_FIELDS = ("selector", "ports", "type", "clusterIP", "externalName")
 _NODE_STATUS_FIELDS = ("capacity", "allocatable", "images")
@@ -173,6 +175,18 @@ def _as_is(raw: Raw) -> Raw:
 JOBS = Resource("batch", "v1", "jobs", "Job", True, _as_is)
 DAEMON_SETS = Resource("apps", "v1", "daemonsets", "DaemonSet", True, _as_is)
 _OWNER_RESOURCES: dict[str, Resource[Any]] = {"Job": JOBS, "DaemonSet": DAEMON_SETS}
+#: Dynamic Resource Allocation (resource.k8s.io/v1), copied whole (a claim with its
+#: allocation and consumers) when the server serves it.
+_DRA_RESOURCES = tuple(
+    Resource("resource.k8s.io", "v1", plural, kind, namespaced, _as_is)
+    for plural, kind, namespaced in (
+        ("deviceclasses", "DeviceClass", False),
+        ("resourceslices", "ResourceSlice", False),
+        ("resourceclaimtemplates", "ResourceClaimTemplate", True),
+        ("resourceclaims", "ResourceClaim", True),
+    )
+)
+_DRA_KINDS = frozenset(r.kind for r in _DRA_RESOURCES)
 _JOB_SPEC_FIELDS = (
     "parallelism",
     "completions",
@@ -249,6 +263,10 @@ def _trim(raw: Raw, keep_annotations: bool) -> Raw:
         out["status"] = _pick(
             status, ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "disruptedPods")
         )
+    elif kind in _DRA_KINDS:
+        out["spec"] = spec
+        if kind == "ResourceClaim":
+            out["status"] = _pick(status, ("allocation", "reservedFor"))
     elif kind == "Service":
         # The selector is what PodTopologySpread's default constraints read; the ports and
         # type keep the Service one the API server (and so the loaders) accepts.
@@ -343,7 +361,21 @@ async def export_cluster(
         except NotFound:
             continue
     listed.extend(await _owners(client, listed, namespaces))
+    listed.extend(await _dra_objects(client, namespaces))
     return split_export(listed, keep_annotations)
+
+
+async def _dra_objects(client: Client, namespaces: Sequence[str]) -> list[Raw]:
+    """DeviceClasses, ResourceSlices, claim templates and claims (none from a server that
+    does not serve resource.k8s.io/v1)."""
+    found: list[Raw] = []
+    for resource in _DRA_RESOURCES:
+        try:
+            for ns in (namespaces or (None,)) if resource.namespaced else (None,):
+                found.extend((await client.list_all(resource.raw, ns)).items)
+        except NotFound:
+            return found
+    return found
 
 
 async def _owners(client: Client, listed: Sequence[Raw], namespaces: Sequence[str]) -> list[Raw]:

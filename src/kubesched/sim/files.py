@@ -24,6 +24,8 @@ import yaml
 
 from kubesched.objects import defaults, validation
 from kubesched.objects.defaults_workloads import default_pod_template
+from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -71,6 +73,11 @@ class ClusterObjects:
     workloads: list[Workload] = field(default_factory=list)
     #: PersistentVolumes, claims, StorageClasses and the CSI objects, in file order.
     storage: list[StorageObject] = field(default_factory=list)
+    #: Dynamic Resource Allocation (resource.k8s.io/v1): claims keep their allocation.
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     #: Kinds present in the file that scheduling does not read (kept out, counted).
     ignored_kinds: dict[str, int] = field(default_factory=dict)
     #: The workloads whose controllers create pods (Deployments, ReplicaSets, StatefulSets,
@@ -212,6 +219,10 @@ _DECODERS: dict[str, Any] = {
     "CSIDriver": ("storage", CSIDriver.from_dict),
     "CSIStorageCapacity": ("storage", CSIStorageCapacity.from_dict),
     "VolumeAttachment": ("storage", VolumeAttachment.from_dict),
+    "DeviceClass": ("device_classes", DeviceClass.from_dict),
+    "ResourceSlice": ("resource_slices", ResourceSlice.from_dict),
+    "ResourceClaim": ("resource_claims", ResourceClaim.from_dict),
+    "ResourceClaimTemplate": ("resource_claim_templates", ResourceClaimTemplate.from_dict),
 }
 
 #: The scope and API group of each kind read (namespaced, served by the core API), which
@@ -237,6 +248,10 @@ _SCOPES: dict[str, tuple[bool, bool]] = {
     "CSIDriver": (False, False),
     "CSIStorageCapacity": (True, False),
     "VolumeAttachment": (False, False),
+    "DeviceClass": (False, False),
+    "ResourceSlice": (False, False),
+    "ResourceClaim": (True, False),
+    "ResourceClaimTemplate": (True, False),
 }
 
 

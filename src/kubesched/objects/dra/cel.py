@@ -249,8 +249,14 @@ def _parse(expression: str) -> Tree[Any]:
         with _PARSE_LOCK:
             return env.compile(expression)
     except CELParseError as err:
-        detail = f"Syntax error: {_syntax(err.__context__)}"
-        raise _error(expression, detail, err.line or 1, err.column or 1) from None
+        cause = err.__context__
+        detail = f"Syntax error: {_syntax(cause)}"
+        line, column = err.line or 1, err.column or 1
+        if isinstance(cause, lark.exceptions.UnexpectedToken) and cause.token.type == "$END":
+            # The end of input, where ANTLR places its EOF token.
+            lines = expression.split("\n")
+            line, column = len(lines), len(lines[-1]) + 1
+        raise _error(expression, detail, line, column) from None
     except lark.exceptions.LarkError as err:
         raise _error(expression, f"Syntax error: {err}", 1, 1) from None
 

@@ -13,7 +13,7 @@ defaults are applied here too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,6 +305,12 @@ def _decode_claim(obj: Raw, meta: Raw, namespace: str, name: str) -> ResourceCla
         reserved_for=tuple(reserved),
         finalizers=get_str_list(meta, "finalizers", "metadata"),
     )
+
+
+def allocated_devices(claims: Iterable[ResourceClaim]) -> set[tuple[str, str, str]]:
+    """The (driver, pool, device) of every device allocated to one of ``claims``, except
+    those allocated with admin access (which do not take the device from others)."""
+    return {r.id for c in claims if c.allocated for r in c.results if not r.admin_access}
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.objects._decode import Raw, as_map, get_list, get_str, join
-from kubesched.objects.dra.claims import API_VERSION, ResourceClaim
+from kubesched.objects.dra.claims import API_VERSION, ResourceClaim, ResourceClaimTemplate
 from kubesched.objects.errors import ObjectError
 
 #: The annotation on a generated claim naming the pod's ``spec.resourceClaims`` entry.
@@ -121,43 +121,64 @@ def claim_generate_name(pod_name: str, pod_claim_name: str) -> str:
     return name
 
 
+class PodIdentity(Protocol):
+    """What :func:`claim_from_template` reads of a typed pod (``objects.pod.Pod``)."""
+
+    namespace: str
+    name: str
+    uid: str
+
+
 def claim_from_template(
-    pod: Mapping[str, Any], pod_claim_name: str, template: Mapping[str, Any]
+    pod: Mapping[str, Any] | PodIdentity,
+    pod_claim_name: str,
+    template: Mapping[str, Any] | ResourceClaimTemplate,
 ) -> dict[str, Any]:
     """The ResourceClaim the resource-claim controller creates for the pod's entry
-    ``pod_claim_name`` from ``template`` (a raw ResourceClaimTemplate): in the pod's
-    namespace, ``generateName`` as :func:`claim_generate_name`, the template's labels and
+    ``pod_claim_name`` from ``template`` (raw or typed): in the pod's namespace,
+    ``generateName`` as :func:`claim_generate_name`, the template's labels and
     annotations plus the pod-claim-name annotation, a controller owner reference to the
-    pod (blockOwnerDeletion), and the template's ``spec.spec`` as its spec."""
-    pod_meta = as_map(pod.get("metadata"), "metadata")
-    tspec = as_map(template.get("spec"), "spec")
-    tmeta = as_map(tspec.get("metadata"), "spec.metadata")
-    annotations = {str(k): str(v) for k, v in as_map(tmeta.get("annotations"), "").items()}
+    pod (blockOwnerDeletion), and the template's ``spec.spec`` as its spec. ``pod`` is a
+    raw pod or a typed one."""
+    if isinstance(pod, Mapping):
+        pod_meta = as_map(pod.get("metadata"), "metadata")
+        pod_name = str(pod_meta.get("name", ""))
+        namespace = str(pod_meta.get("namespace") or "default")
+        uid = str(pod_meta.get("uid", ""))
+    else:
+        pod_name, namespace, uid = pod.name, pod.namespace, pod.uid
+    if isinstance(template, ResourceClaimTemplate):
+        labels, annotations = dict(template.labels), dict(template.annotations)
+        claim_spec: Mapping[str, Any] = template.claim_spec
+    else:
+        tspec = as_map(template.get("spec"), "spec")
+        tmeta = as_map(tspec.get("metadata"), "spec.metadata")
+        labels = {str(k): str(v) for k, v in as_map(tmeta.get("labels"), "").items()}
+        annotations = {str(k): str(v) for k, v in as_map(tmeta.get("annotations"), "").items()}
+        claim_spec = as_map(tspec.get("spec"), "spec.spec")
     annotations[POD_CLAIM_NAME_ANNOTATION] = pod_claim_name
-    pod_name = str(pod_meta.get("name", ""))
     meta: dict[str, Any] = {
         "generateName": claim_generate_name(pod_name, pod_claim_name),
-        "namespace": str(pod_meta.get("namespace") or "default"),
+        "namespace": namespace,
         "ownerReferences": [
             {
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "name": pod_name,
-                "uid": str(pod_meta.get("uid", "")),
+                "uid": uid,
                 "controller": True,
                 "blockOwnerDeletion": True,
             }
         ],
         "annotations": annotations,
     }
-    labels = as_map(tmeta.get("labels"), "")
     if labels:
-        meta["labels"] = {str(k): str(v) for k, v in labels.items()}
+        meta["labels"] = labels
     return {
         "apiVersion": API_VERSION,
         "kind": "ResourceClaim",
         "metadata": meta,
-        "spec": _deep_copy(as_map(tspec.get("spec"), "spec.spec")),
+        "spec": _deep_copy(claim_spec),
     }
 
 
