@@ -564,3 +564,17 @@ def test_a_selector_of_the_driver_demo_compiles(apiserver):
     body = make_device_class("big-gpus").selector(expression).obj()
     status, reply = _create(apiserver, "deviceclasses", body)
     assert status == 201, reply
+
+
+def test_pod_claim_statuses_name_pod_claims(apiserver, api):
+    pod = make_pod("statuses").resource_claim("gpu", template="one-gpu")
+    assert call(apiserver, "POST", "/api/v1/namespaces/default/pods", pod.raw)[0] == 201
+    core = client.CoreV1Api(api)
+    body = {"status": {"resourceClaimStatuses": [{"name": "nic", "resourceClaimName": "x"}]}}
+    with pytest.raises(ApiException) as err:
+        core.patch_namespaced_pod_status("statuses", "default", body)
+    assert err.value.status == 422
+    assert json.loads(err.value.body)["message"] == (
+        'Pod "statuses" is invalid: status.resourceClaimStatuses[0].name: Invalid value: '
+        '"nic": must match the name of an entry in `spec.resourceClaims`'
+    )

@@ -134,3 +134,27 @@ def final_claim_names(pod: dict[str, Any]) -> Errors:
             for p in is_dns1123_subdomain(final)
         )
     return errs
+
+
+def resource_claim_statuses(pod: dict[str, Any]) -> Errors:
+    """``validatePodResourceClaimStatuses``: each entry names a ``spec.resourceClaims``
+    entry, once, and a valid claim name."""
+    spec, status = as_dict(pod.get("spec")), as_dict(pod.get("status"))
+    entries = {str(as_dict(c).get("name") or "") for c in as_list(spec.get("resourceClaims"))}
+    errs: Errors = []
+    seen: set[str] = set()
+    for i, raw in enumerate(as_list(status.get("resourceClaimStatuses"))):
+        entry = as_dict(raw)
+        at = f"status.resourceClaimStatuses[{i}].name"
+        name = str(entry.get("name") or "")
+        if name not in entries:
+            errs.append(
+                invalid(at, name, "must match the name of an entry in `spec.resourceClaims`")
+            )
+        if name in seen:
+            errs.append(duplicate(at, name))
+        seen.add(name)
+        claim = entry.get("resourceClaimName")
+        if claim is not None:
+            errs.extend(invalid(at, str(claim), p) for p in is_dns1123_subdomain(str(claim)))
+    return errs

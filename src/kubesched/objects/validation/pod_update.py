@@ -21,6 +21,7 @@ from kubesched.objects.validation.core import (
     required,
 )
 from kubesched.objects.validation.pod import tolerations
+from kubesched.objects.validation.pod_claims import resource_claim_statuses
 
 _MAX_INT32 = 2**31 - 1
 #: ``updatablePodSpecFields``: named in the refusal of any other change.
@@ -309,4 +310,5 @@ def pod_status_update(new: dict[str, Any]) -> list[FieldError]:
             invalid("status.nominatedNodeName", nominated, p)
             for p in is_dns1123_subdomain(str(nominated))
         )
+    errs.extend(resource_claim_statuses(new))
     return errs
