@@ -22,7 +22,7 @@ from kubesched.objects.dra.podclaims import (
     find_pod_claim,
     resolve_claim_name,
 )
-from kubesched.objects.dra.slices import DeviceClass, ResourceSlice, gather_pools
+from kubesched.objects.dra.slices import DeviceClass, ResourceSlice, SliceIndex, gather_pools
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.quantity import parse_quantity
 from kubesched.testing import make_pod
@@ -314,3 +314,16 @@ def test_allocated_devices_leave_out_admin_access():
     pending = make_claim("c", "ns").request("gpu", "gpu.example.com")
     claims = [ResourceClaim.from_dict(o) for o in (normal.obj(), admin_raw, pending.obj())]
     assert allocated_devices(claims) == {(DRIVER, "p", "gpu-0")}
+
+
+def test_slice_index_gives_each_node_its_pools():
+    a = gpu_slice("node-a", "gpu-0")
+    b = gpu_slice("node-b", "gpu-0", "gpu-1")
+    everywhere = ResourceSlice.from_dict(
+        make_slice("net", "net.example.com").all_nodes().device("nic-0").obj()
+    )
+    index = SliceIndex([a, b, everywhere])
+    for node in ("node-a", "node-b", "node-c"):
+        expected = gather_pools([a, b, everywhere], node, {})
+        assert index.pools(node, {}) == expected
+    assert [p.driver for p in index.pools("node-c", {})] == ["net.example.com"]

@@ -306,6 +306,29 @@ def gather_pools(
     return pools
 
 
+class SliceIndex:
+    """ResourceSlices indexed for :func:`gather_pools` per node: the slices naming a node
+    by ``nodeName`` are found by name; only the others (all nodes, node selectors,
+    per-device selection) are looked at for every node. Build one per snapshot of the
+    slices; it does not follow later changes."""
+
+    def __init__(self, slices: Iterable[ResourceSlice]) -> None:
+        self.by_node: dict[str, list[ResourceSlice]] = {}
+        #: Slices that may reach any node (all nodes, a node selector, per device).
+        self.shared: list[ResourceSlice] = []
+        for s in slices:
+            if s.node_name and not s.per_device_node_selection:
+                self.by_node.setdefault(s.node_name, []).append(s)
+            else:
+                self.shared.append(s)
+
+    def pools(self, node_name: str, node_labels: Mapping[str, str]) -> list[Pool]:
+        """:func:`gather_pools` for one node."""
+        return gather_pools(
+            [*self.by_node.get(node_name, ()), *self.shared], node_name, node_labels
+        )
+
+
 # -- DeviceClass -----------------------------------------------------------------------
 
 
