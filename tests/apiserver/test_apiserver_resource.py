@@ -578,3 +578,26 @@ def test_pod_claim_statuses_name_pod_claims(apiserver, api):
         'Pod "statuses" is invalid: status.resourceClaimStatuses[0].name: Invalid value: '
         '"nic": must match the name of an entry in `spec.resourceClaims`'
     )
+
+
+def test_device_status_names_allocated_devices(apiserver, resource_api):
+    _namespace(apiserver, "device-status")
+    claim = make_claim("c", "device-status").request("gpu", "gpu.example.com").obj()
+    assert _create(apiserver, "resourceclaims", claim, "device-status")[0] == 201
+    reported = {"driver": "gpu.example.com", "pool": "p", "device": "gpu-0", "data": {"a": 1}}
+    body = {"status": {"allocation": _allocation(), "devices": [reported]}}
+    patched = resource_api.patch_namespaced_resource_claim_status("c", "device-status", body)
+    assert patched.status.devices[0].data == {"a": 1}
+    other = dict(reported, device="gpu-7")
+    with pytest.raises(ApiException) as err:
+        resource_api.patch_namespaced_resource_claim_status(
+            "c", "device-status", {"status": {"devices": [reported, other]}}
+        )
+    assert json.loads(err.value.body)["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "gpu.example.com/p/gpu-7": must be an allocated device '
+            "in the claim",
+            "field": "status.devices[1]",
+        }
+    ]

@@ -399,6 +399,7 @@ def resource_claim_status(new: Object, old: Object) -> Errors:
                 errs.append(duplicate(f"status.reservedFor[{i}]", uid))
             uids.add(uid)
     allocation, old_allocation = status.get("allocation"), old_status.get("allocation")
+    errs.extend(_device_statuses(status, allocation))
     if reserved:
         if allocation is None:
             errs.append(
@@ -420,6 +421,36 @@ def resource_claim_status(new: Object, old: Object) -> Errors:
         spec = as_dict(new.get("spec"))
         names = _request_names(as_dict(spec.get("devices")))
         errs.extend(_allocation(as_dict(allocation), "status.allocation", names))
+    return errs
+
+
+def _device_statuses(status: dict[str, Any], allocation: Any) -> Errors:
+    # status.devices: what drivers report per allocated device, once each.
+    results = as_list(as_dict(as_dict(allocation).get("devices")).get("results"))
+    allocated = {
+        (str(r.get("driver")), str(r.get("pool")), str(r.get("device")), r.get("shareID"))
+        for r in map(as_dict, results)
+    }
+    errs: Errors = []
+    seen: set[tuple[str, str, str, Any]] = set()
+    for i, raw in enumerate(as_list(status.get("devices"))):
+        dev = as_dict(raw)
+        at = f"status.devices[{i}]"
+        errs.extend(driver_name(dev.get("driver"), f"{at}.driver"))
+        errs.extend(pool_name(dev.get("pool"), f"{at}.pool"))
+        errs.extend(dns1123_label(str(dev.get("device") or ""), f"{at}.device"))
+        key = (
+            str(dev.get("driver")),
+            str(dev.get("pool")),
+            str(dev.get("device")),
+            dev.get("shareID"),
+        )
+        name = "/".join(key[:3])
+        if key not in allocated:
+            errs.append(invalid(at, name, "must be an allocated device in the claim"))
+        if key in seen:
+            errs.append(duplicate(at, name))
+        seen.add(key)
     return errs
 
 
