@@ -71,6 +71,11 @@ MATCHES = [
         "gpu.model == 'LATEST-GPU-MODEL' && gpu.index == 0)",
         True,
     ),
+    # Heterogeneous equality, and numbers compared across int and double (Kubernetes'
+    # CrossTypeNumericComparisons).
+    ("device.attributes['gpu.example.com'].index == 0.0", True),
+    ("device.attributes['gpu.example.com'].model == 1", False),
+    ("device.attributes['gpu.example.com'].index < 0.5", True),
     # A missing attribute is an error that && and || absorb, as in CEL.
     ("false && device.attributes['gpu.example.com'].missing == 'x'", False),
     ("device.attributes['gpu.example.com'].missing == 'x' || true", True),
@@ -95,9 +100,9 @@ RUNTIME_ERRORS = [
         id="a-domain-without-attributes-is-an-empty-map",
     ),
     pytest.param(
-        "device.attributes['gpu.example.com'].model == 1",
+        "device.attributes['gpu.example.com'].model > 1",
         "no such overload",
-        id="comparing-a-string-with-an-int",
+        id="ordering-a-string-and-an-int",
     ),
     pytest.param(
         "quantity('1Qi') == quantity('1')",

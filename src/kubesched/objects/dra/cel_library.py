@@ -17,11 +17,14 @@ become CEL error values, which ``&&`` and ``||`` absorb as CEL says.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
 import semver
 from celpy import celtypes
+from celpy.evaluation import CELEvalError, bool_eq
 
 from kubesched.objects.quantity import Quantity, QuantityError, parse_quantity
 
@@ -359,8 +362,94 @@ def join(items: Any, sep: Any = None) -> celtypes.StringType:
     return celtypes.StringType(separator.join(_string(i) for i in items))
 
 
+# -- equality and ordering ------------------------------------------------------------------
+#
+# CEL's heterogeneous equality (a value of another type is unequal, not an error; numbers
+# compare by value across int, uint and double) and Kubernetes' cross-type numeric
+# comparisons (``cel.CrossTypeNumericComparisons``): cel-python's operators raise "no such
+# overload" for both, where cel-go answers.
+
+
+def _is_number(value: Any) -> bool:
+    numbers = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+    return isinstance(value, numbers) and not isinstance(value, celtypes.BoolType)
+
+
+def _number(value: Any) -> int | float:
+    return float(value) if isinstance(value, celtypes.DoubleType) else int(value)
+
+
+def _cel_type(value: Any) -> type:
+    # Python bools and ints are CEL bools and ints; celpy's subclasses say which.
+    return type(value)
+
+
+def equals(a: Any, b: Any) -> Any:
+    """``_==_``."""
+    if isinstance(a, CELEvalError):
+        return a
+    if isinstance(b, CELEvalError):
+        return b
+    if _is_number(a) and _is_number(b):
+        return celtypes.BoolType(_number(a) == _number(b))
+    if _cel_type(a) is not _cel_type(b):
+        kinds = {_cel_type(a), _cel_type(b)}
+        # Lists and maps of any element types compare element by element.
+        if not kinds <= {celtypes.ListType, list} and not kinds <= {celtypes.MapType, dict}:
+            return celtypes.BoolType(False)
+    try:
+        return bool_eq(a, b)
+    except TypeError:
+        return celtypes.BoolType(False)
+
+
+def not_equals(a: Any, b: Any) -> Any:
+    """``_!=_``."""
+    result = equals(a, b)
+    return result if isinstance(result, CELEvalError) else celtypes.BoolType(not result)
+
+
+def _order(op: Callable[[Any, Any], bool], a: Any, b: Any) -> Any:
+    if isinstance(a, CELEvalError):
+        return a
+    if isinstance(b, CELEvalError):
+        return b
+    if _is_number(a) and _is_number(b):
+        return celtypes.BoolType(op(_number(a), _number(b)))
+    if _cel_type(a) is not _cel_type(b) or isinstance(a, CelQuantity | CelSemver):
+        raise TypeError("no such overload")
+    return celtypes.BoolType(op(a, b))
+
+
+# Plain module-level functions: cel-python's transpiled code calls them by qualified name.
+def less(a: Any, b: Any) -> Any:
+    """``_<_``."""
+    return _order(operator.lt, a, b)
+
+
+def less_equal(a: Any, b: Any) -> Any:
+    """``_<=_``."""
+    return _order(operator.le, a, b)
+
+
+def greater(a: Any, b: Any) -> Any:
+    """``_>_``."""
+    return _order(operator.gt, a, b)
+
+
+def greater_equal(a: Any, b: Any) -> Any:
+    """``_>=_``."""
+    return _order(operator.ge, a, b)
+
+
 #: CEL name → implementation, for the environment.
 FUNCTIONS: dict[str, Any] = {
+    "_==_": equals,
+    "_!=_": not_equals,
+    "_<_": less,
+    "_<=_": less_equal,
+    "_>_": greater,
+    "_>=_": greater_equal,
     "quantity": quantity,
     "isQuantity": isQuantity,
     "sign": sign,
