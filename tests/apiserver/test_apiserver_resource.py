@@ -601,3 +601,11 @@ def test_device_status_names_allocated_devices(apiserver, resource_api):
             "field": "status.devices[1]",
         }
     ]
+
+
+def test_template_claim_labels_are_validated(apiserver):
+    body = make_claim("labelled", "default").request("gpu", "gpu.example.com").template()
+    body["spec"]["metadata"] = {"labels": {"bad key!": "x"}}
+    status, reply = _create(apiserver, "resourceclaimtemplates", body, "default")
+    assert status == 422
+    assert _causes(reply)[0].startswith('spec.metadata.labels: Invalid value: "bad key!"')

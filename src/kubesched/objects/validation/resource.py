@@ -27,6 +27,7 @@ from kubesched.objects.validation.core import (
     Errors,
     FieldError,
     Object,
+    annotation_map,
     as_dict,
     as_list,
     dns1123_label,
@@ -36,6 +37,7 @@ from kubesched.objects.validation.core import (
     invalid,
     is_dns1123_subdomain,
     is_int,
+    labels,
     not_supported,
     required,
     too_long,
@@ -491,8 +493,13 @@ def _node_selector(value: Any, path: str) -> Errors:
 def resource_claim_template(obj: Object) -> Errors:
     """``ValidateResourceClaimTemplate`` (metadata is checked by the caller)."""
     spec = as_dict(obj.get("spec"))
+    # ValidateTemplateObjectMeta: the claims' labels and annotations.
+    meta = as_dict(spec.get("metadata"))
+    errs = labels(meta.get("labels"), "spec.metadata.labels")
+    errs.extend(annotation_map(meta.get("annotations"), "spec.metadata.annotations"))
     claim_spec = as_dict(spec.get("spec"))
-    return device_claim(as_dict(claim_spec.get("devices")), "spec.spec.devices")
+    errs.extend(device_claim(as_dict(claim_spec.get("devices")), "spec.spec.devices"))
+    return errs
 
 
 def resource_claim_template_update(new: Object, old: Object) -> Errors:
