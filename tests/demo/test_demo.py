@@ -1,6 +1,7 @@
-"""``kubesched demo``: run for real (API server, simulated nodes, the live scheduler) in this
-process and as ``./dev run``'s command, and hold its placements to the rules the pods
-state — checked here against the manifests, and through the official client and kubectl.
+"""``kubesched demo``: run for real (API server, controllers, simulated nodes, the live
+scheduler) in this process and as ``./dev run``'s command, and hold its placements to the
+rules its workloads state — checked here against the workloads' manifests, and through
+the official client and kubectl.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ import pytest
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
-from kubesched.cli import demo, demo_story
+from kubesched.cli import demo, demo_story, demo_workloads
+from kubesched.cli.demo_owners import desired_pods, owner_key
+from kubesched.objects.daemonset import node_should_run_daemon_pod
+from kubesched.objects.node import Node
 from kubesched.objects.quantity import parse_quantity
 from kubesched.objects.taints import Taint, Toleration, find_untolerated_taint
 
@@ -30,21 +34,34 @@ ROOT = Path(__file__).resolve().parents[2]
 GPU = demo_story.GPU_RESOURCE
 
 
-def manifests() -> dict[str, dict[str, Any]]:
-    return {p["metadata"]["name"]: p for w in demo_story.waves() for p in w.pods}
+def workloads() -> dict[str, dict[str, Any]]:
+    """The demo's workloads by owner (``Kind/name``), in the order they are submitted."""
+    return {
+        owner_key(w["kind"], w["metadata"]["name"]): w
+        for wave in demo_workloads.waves()
+        for w in wave.workloads
+    }
 
 
-def requests(pod: dict[str, Any]) -> dict[str, int]:
-    """The pod's requests, in thousandths."""
+def cluster_nodes() -> list[Node]:
+    return [Node.from_dict(n) for n in demo_story.nodes()]
+
+
+def template_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    return workload["spec"]["template"]["spec"]
+
+
+def requests(workload: dict[str, Any]) -> dict[str, int]:
+    """Each pod's requests, in thousandths, from its workload's template."""
     wanted: Counter[str] = Counter()
-    for container in pod["spec"]["containers"]:
+    for container in template_spec(workload)["containers"]:
         for name, value in container["resources"]["requests"].items():
             wanted[name] += parse_quantity(value).milli_value()
     return dict(wanted)
 
 
-def tolerates(pod: dict[str, Any], taints: list[dict[str, Any]]) -> bool:
-    tolerations = [Toleration.from_dict(t) for t in pod["spec"].get("tolerations", [])]
+def tolerates(workload: dict[str, Any], taints: list[dict[str, Any]]) -> bool:
+    tolerations = [Toleration.from_dict(t) for t in template_spec(workload).get("tolerations", [])]
     untolerated = find_untolerated_taint(
         [Taint.from_dict(t) for t in taints],
         tolerations,
@@ -53,60 +70,121 @@ def tolerates(pod: dict[str, Any], taints: list[dict[str, Any]]) -> bool:
     return untolerated is None
 
 
+def priority_of(workload: dict[str, Any]) -> int:
+    return demo_story.PRIORITY_CLASSES.get(template_spec(workload)["priorityClassName"], 10**9)
+
+
 def check_placements(result: dict[str, Any]) -> None:
-    """Every rule the demo's pods carry holds for where the scheduler put them."""
-    pods = manifests()
+    """Every rule the demo's workloads carry holds for where their pods went."""
+    wanted = workloads()
     nodes = {n["name"]: n for n in result["nodes"]}
-    placed = {p["name"]: p for p in result["pods"]}
-    preempted = [p["name"] for p in result["preempted"]]
-    # Every pod submitted is reported once: placed, pending or preempted.
-    assert sorted([*placed, *preempted]) == sorted(pods)
-    bound = {name: p["node"] for name, p in placed.items() if p["node"]}
+    owners = {o["owner"]: o for o in result["owners"]}
+    pods = {p["name"]: p for p in result["pods"]}
+    # Every workload is reported, in order, with the pods its controller makes.
+    assert list(owners) == list(wanted)
+    for key, owner in owners.items():
+        assert owner["desired"] == desired_pods(wanted[key], cluster_nodes()), key
+        assert len(owner["pods"]) == owner["desired"], key
+        assert all(pods[name]["owner"] == key for name in owner["pods"]), key
+    assert sorted(pods) == sorted(n for o in owners.values() for n in o["pods"])
+    bound = {name: p["node"] for name, p in pods.items() if p["node"]}
     for name, node in bound.items():
-        assert placed[name]["events"].count("Scheduled") == 1, name  # bound exactly once
-        assert placed[name]["phase"] == "Running", name
-        assert tolerates(pods[name], nodes[node]["taints"]), (name, node)
-        if GPU in requests(pods[name]):
+        workload = wanted[pods[name]["owner"]]
+        assert pods[name]["events"].count("Scheduled") == 1, name  # bound exactly once
+        finished = "Succeeded" if workload["kind"] == "Job" else "Running"
+        assert pods[name]["phase"] == finished, name
+        assert tolerates(workload, nodes[node]["taints"]), (name, node)
+        if GPU in requests(workload):
             assert nodes[node]["gpus"] > 0, (name, node)
-        assert placed[name]["profile"] == pods[name]["spec"]["schedulerName"]
-    # Nothing is overcommitted.
+        assert pods[name]["profile"] == template_spec(workload)["schedulerName"]
+    # Nothing is overcommitted by the pods that still run.
     used: dict[str, Counter[str]] = defaultdict(Counter)
     for name, node in bound.items():
-        used[node].update(requests(pods[name]))
+        if pods[name]["phase"] == "Running":
+            used[node].update(requests(wanted[pods[name]["owner"]]))
     for node, total in used.items():
         assert total["cpu"] <= parse_quantity(nodes[node]["cpu"]).milli_value(), node
         assert total["memory"] <= parse_quantity(nodes[node]["memory"]).milli_value(), node
         assert total[GPU] <= 1000 * nodes[node]["gpus"], node
+    assert sum(result["perZone"].values()) == sum(n["pods"] for n in nodes.values())
+
+    def placed(key: str) -> list[str]:
+        return [bound[n] for n in owners[key]["pods"] if n in bound]
+
+    # The DaemonSet: one pod on each node that should run it.
+    (agents,) = [k for k, w in wanted.items() if w["kind"] == "DaemonSet"]
+    eligible = [n.name for n in cluster_nodes() if node_should_run_daemon_pod(n, wanted[agents])[0]]
+    assert sorted(placed(agents)) == sorted(eligible)
+    assert owners[agents]["text"].startswith(f"{len(eligible)} pods on {len(eligible)} nodes")
     # Zone spread of web: skew at most 1 over the zones (every zone has eligible nodes).
-    web_zones = Counter(placed[n]["zone"] for n in bound if n.startswith("web-"))
+    web_zones = Counter(nodes[n]["zone"] for n in placed("Deployment/web"))
     assert len(web_zones) == 3 and max(web_zones.values()) - min(web_zones.values()) <= 1
+    assert owners["Deployment/web"]["text"] == "6/6 Running"
     # Each tenant: at most one pod more on a node than on the emptiest untainted node.
     open_nodes = [n for n, node in nodes.items() if not node["taints"]]
-    for tenant in ("acme", "globex"):
-        per_node = Counter(bound[n] for n in bound if n.startswith(f"{tenant}-"))
-        assert sum(per_node.values()) == 3
+    tenants = [
+        k for k, w in wanted.items() if "tenant" in w["spec"]["template"]["metadata"]["labels"]
+    ]
+    assert len(tenants) == 2
+    for tenant in tenants:
+        per_node = Counter(placed(tenant))
+        assert sum(per_node.values()) == wanted[tenant]["spec"]["replicas"]
         assert max(per_node.values()) - min(per_node[n] for n in open_nodes) <= 1
-    # gpu-aware packs the 1-GPU jobs on one node, which leaves a whole node for 4 GPUs.
-    small = {bound[f"train-{i}"] for i in (1, 2, 3)}
-    assert len(small) == 1 and bound["train-4gpu"] not in small
-    # The urgent pod took a batch pod's place; the 8-GPU job fits nowhere, and says why.
-    assert len(preempted) == 1 and preempted[0].startswith("batch-")
-    victim = result["preempted"][0]
-    assert victim["message"].endswith(f"on node {bound['checkout-hotfix']}")
-    (pending,) = result["pending"]
-    assert pending["name"] == "train-8gpu" and pending["reason"] == "Unschedulable"
-    assert pending["message"].startswith(f"0/{len(nodes)} nodes are available: ")
-    assert f"8 Insufficient {GPU}" in pending["message"]
-    assert "1 node(s) had untolerated taint {dedicated: infra}" in pending["message"]
-    assert pending["event"] == pending["message"]
-    # The policy lab's replay under the default profile: LeastAllocated spreads the
-    # 1-GPU jobs over both GPU nodes, so the 4-GPU job finds no node with 4 free.
+    # The StatefulSet: pods <set>-0, -1, ... made in the order of their ordinals.
+    (db,) = [k for k, w in wanted.items() if w["kind"] == "StatefulSet"]
+    name, replicas = wanted[db]["metadata"]["name"], wanted[db]["spec"]["replicas"]
+    assert owners[db]["pods"] == [f"{name}-{i}" for i in range(replicas)]
+    assert len(placed(db)) == replicas
+    assert owners[db]["text"].startswith(f"{name}-0..{name}-{replicas - 1} {replicas}/{replicas}")
+    # gpu-aware packs the 1-GPU Jobs on one node, which leaves a whole node for 4 GPUs;
+    # every Job whose pod was placed ran it to completion.
+    jobs = {k: w for k, w in wanted.items() if w["kind"] == "Job"}
+    one_gpu = [k for k, w in jobs.items() if requests(w).get(GPU) == 1000]
+    (four_gpu,) = [k for k, w in jobs.items() if requests(w).get(GPU) == 4000]
+    assert len(one_gpu) == 3
+    small = {node for k in one_gpu for node in placed(k)}
+    assert len(small) == 1 and placed(four_gpu)[0] not in small
+    for key in jobs:
+        done = bool(placed(key))
+        assert owners[key]["condition"] == ("Complete" if done else ""), key
+        assert owners[key]["text"].startswith("Complete" if done else "not complete"), key
+    # The critical pod took the place of a pod of the lowest priority; that pod's owner
+    # made it again, and the new pod finds no room.
+    (critical,) = [
+        k for k, w in wanted.items() if priority_of(w) == max(demo_story.PRIORITY_CLASSES.values())
+    ]
+    lowest = min(wanted, key=lambda k: priority_of(wanted[k]))
+    (victim,) = result["preempted"]
+    assert victim["owner"] == lowest
+    assert owners[lowest]["preempted"] == [victim["name"]]
+    assert victim["message"].endswith(f"on node {placed(critical)[0]}")
+    (preemptor,) = owners[critical]["pods"]
+    assert pods[preemptor]["preempted"] == [victim["name"]]
+    replacement = victim["replacement"]
+    assert replacement in owners[lowest]["pods"] and pods[replacement]["replaces"] == victim["name"]
+    # Pending: that replacement, and the Job asking more GPUs than any node has.
+    (eight_gpu,) = [k for k, w in jobs.items() if not placed(k)]
+    pending = {p["name"]: p for p in result["pending"]}
+    assert sorted(pending) == sorted([replacement, *owners[eight_gpu]["pods"]])
+    for p in pending.values():
+        assert p["reason"] == "Unschedulable" and p["event"] == p["message"]
+        assert p["message"].startswith(f"0/{len(nodes)} nodes are available: ")
+        assert "1 node(s) had untolerated taint {dedicated: infra}" in p["message"]
+    assert f"8 Insufficient {GPU}" in pending[owners[eight_gpu]["pods"][0]]["message"]
+    assert "6 Insufficient cpu" in pending[replacement]["message"]
+    # The policy lab's replay of the training Jobs' pods under the default profile:
+    # LeastAllocated spreads the 1-GPU pods over both GPU nodes, so the 4-GPU pod finds
+    # no node with 4 free.
     (replay,) = result["whatIf"]
     assert replay["profile"] == demo_story.DEFAULT_PROFILE
+    assert replay["owners"] == [*one_gpu, four_gpu]
     again = {p["name"]: p for p in replay["pods"]}
-    assert {again[f"train-{i}"]["node"] for i in (1, 2, 3)} == {"gpu-a1", "gpu-b1"}
-    assert again["train-4gpu"]["node"] is None
-    assert f"Insufficient {GPU}" in again["train-4gpu"]["message"]
+    assert sorted(again) == sorted(n for k in replay["owners"] for n in owners[k]["pods"])
+    gpu_nodes = {n for n, node in nodes.items() if node["gpus"]}
+    assert {again[owners[k]["pods"][0]]["node"] for k in one_gpu} == gpu_nodes
+    (big,) = owners[four_gpu]["pods"]
+    assert again[big]["node"] is None
+    assert f"Insufficient {GPU}" in again[big]["message"]
     assert all(p["live"] == bound[p["name"]] for p in replay["pods"])
 
 
@@ -116,7 +194,6 @@ def test_the_demo_in_process_places_every_pod_by_its_rules(capsys):
     assert captured.err == ""
     result = json.loads(captured.out)
     check_placements(result)
-    assert sum(result["perZone"].values()) == len(result["pods"]) - 1
     assert result["timings"]["total"] > 0
     assert not [t.name for t in threading.enumerate() if t.name == "kubesched-apiserver"]
 
@@ -165,27 +242,48 @@ def test_dev_run_command_runs_clean_and_keeps_running_for_kubectl():
             if "get pods -o wide" in line:
                 break
         output = "".join(lines)
-        assert "Placements (read back from the API server)" in output, output
+        assert "Placements, by owner (read back from the API server)" in output, output
         assert "Scheduled" in output and "Preempted" in output
-        assert "train-8gpu: PodScheduled=False Unschedulable" in output
+        assert "SuccessfulCreate" in output and "Completed" in output
+        pending = re.findall(r"^  (\S+): PodScheduled=False Unschedulable$", output, re.M)
+        assert len(pending) == 2, output
         kubeconfig = re.search(r"kubectl --kubeconfig (\S+) get pods", output).group(1)
 
         # Another client sees what the demo reported: its own reading of the API.
-        api = k8s.CoreV1Api(k8s_config.new_client_from_config(config_file=kubeconfig))
-        pods = {p.metadata.name: p for p in api.list_namespaced_pod("default").items}
-        assert pods["train-8gpu"].spec.node_name is None
-        assert all(p.spec.node_name for n, p in pods.items() if n != "train-8gpu")
-        assert len(pods) == len(manifests()) - 1  # one batch pod was preempted
-        api.api_client.close()
+        wanted = workloads()
+        api_client = k8s_config.new_client_from_config(config_file=kubeconfig)
+        pods = {
+            p.metadata.name: p
+            for p in k8s.CoreV1Api(api_client).list_namespaced_pod("default").items
+        }
+        assert sorted(n for n, p in pods.items() if not p.spec.node_name) == sorted(pending)
+        # The preempted pod is gone and its owner made another: as many pods as wanted.
+        assert len(pods) == sum(desired_pods(w, cluster_nodes()) for w in wanted.values())
+        for job in k8s.BatchV1Api(api_client).list_namespaced_job("default").items:
+            conditions = {c.type for c in job.status.conditions or [] if c.status == "True"}
+            mine = [
+                p for p in pods.values() if p.metadata.labels.get("job-name") == job.metadata.name
+            ]
+            assert mine, job.metadata.name
+            placed = all(p.spec.node_name for p in mine)
+            assert ("Complete" in conditions) == placed, job.metadata.name
+        for sts in k8s.AppsV1Api(api_client).list_namespaced_stateful_set("default").items:
+            assert sts.status.ready_replicas == sts.spec.replicas
+        api_client.close()
         if shutil.which("kubectl"):
+            kubectl = ["kubectl", "--kubeconfig", kubeconfig, "get"]
             wide = subprocess.run(
-                ["kubectl", "--kubeconfig", kubeconfig, "get", "pods", "-o", "wide"],
+                [*kubectl, "pods", "-o", "wide"],
                 capture_output=True,
                 text=True,
                 timeout=30,
                 check=True,
             ).stdout
-            assert re.search(r"^checkout-hotfix\s+1/1\s+Running\s.*\scpu-", wide, re.M), wide
+            assert re.search(r"^checkout-\S+\s+1/1\s+Running\s.*\scpu-", wide, re.M), wide
+            jobs = subprocess.run(
+                [*kubectl, "jobs"], capture_output=True, text=True, timeout=30, check=True
+            ).stdout
+            assert re.search(r"^train-1\s+Complete\s+1/1\s", jobs, re.M), jobs
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)

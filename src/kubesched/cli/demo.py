@@ -1,19 +1,23 @@
-"""``kubesched demo``: the whole product in under a minute, on one machine.
+"""``kubesched demo``: the whole product in a few seconds, on one machine.
 
 It starts the embedded API server with simulated nodes (three zones, GPU nodes, a tainted
-node; :mod:`kubesched.cli.demo_story`), starts the live scheduler on it with two profiles,
-submits a mixed workload in waves over HTTP, prints each event the scheduler writes as it
-comes, then reads everything back from the API server and prints where each pod went and
-why, and the reason each pending pod gave. The scheduler is the one ``kubesched run``
-runs, in this process, and it talks to the API server only over HTTP, as the demo does.
+node; :mod:`kubesched.cli.demo_story`) and the controllers beside it, starts the live
+scheduler on it with two profiles, applies a workload in waves over HTTP — Deployments,
+a StatefulSet, a DaemonSet and Jobs (:mod:`kubesched.cli.demo_workloads`), which the
+controllers turn into pods — prints each event the scheduler writes as it comes, then
+reads everything back from the API server and prints where each pod went and why, pods
+counted by owner, and the reason each pending pod gave. The scheduler is the one
+``kubesched run`` runs, in this process, and it talks to the API server only over HTTP,
+as the demo does.
 
-``--keep-running`` leaves both up and prints a kubeconfig for ``kubectl``.
+``--keep-running`` leaves them all up and prints a kubeconfig for ``kubectl``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import logging
 import random
@@ -27,13 +31,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kubesched.cli import demo_story as story
+from kubesched.cli import demo_workloads as workloads
 from kubesched.cli.cluster import ClusterHandle, start_cluster
+from kubesched.cli.demo_owners import owner_key
 from kubesched.cli.demo_report import summary, summary_text
 from kubesched.cli.demo_track import PodTracker
 from kubesched.cli.demo_whatif import replays
 from kubesched.config import loads_config
 from kubesched.kube import Client, KubeError, load_kubeconfig
-from kubesched.kube.resources import EVENTS, NODES, PODS, PRIORITY_CLASSES
+from kubesched.kube.resources import EVENTS, NODES, PODS, PRIORITY_CLASSES, REPLICA_SETS
+from kubesched.objects.node import Node
 from kubesched.objects.nodes import GPU_RESOURCE
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.endpoints import Endpoints
@@ -118,6 +125,7 @@ async def _run_on(
     timings: dict[str, Any] = {"apiServerStart": time.monotonic() - started}
     node_manifests = story.nodes()
     zones = {n["metadata"]["name"]: story.zone_of(n) for n in node_manifests}
+    waves = workloads.waves()
     if say:
         _intro(say, server, node_manifests)
     connection = load_kubeconfig([server.kubeconfig_path])
@@ -138,23 +146,25 @@ async def _run_on(
             await tracker.start(args.timeout)
             await asyncio.wait_for(_synced(scheduler, scheduling), args.timeout)
             timings["schedulerSync"] = time.monotonic() - started
-            submitted = await _submit(client, tracker, progress, args.timeout)
-            bound = [n for n in submitted if (tracker.pod(n) or {}).get("spec", {}).get("nodeName")]
-            left = await tracker.wait(lambda: tracker.not_running(bound), args.timeout)
+            nodes = [Node.from_dict(n) for n in node_manifests]
+            await _submit(client, tracker, waves, nodes, progress, args.timeout)
+            timings["settled"] = time.monotonic() - started
+            left = await tracker.wait(tracker.not_started, args.timeout)
             if left:
                 raise DemoError(
-                    f"pods bound but not Running after {args.timeout:g} s: {', '.join(left)}"
+                    f"pods bound but not started after {args.timeout:g} s: {', '.join(left)}"
                 )
+            # Jobs whose pods all run are waited for: they finish in a few seconds.
+            left = await tracker.wait(tracker.unfinished_jobs, args.timeout)
+            if left:
+                raise DemoError(f"Jobs not finished after {args.timeout:g} s: {', '.join(left)}")
             latencies = tracker.bind_latencies()
             timings["bindMedianMs"] = 1000 * statistics.median(latencies) if latencies else 0.0
             timings["bindMaxMs"] = 1000 * max(latencies, default=0.0)
             timings["total"] = time.monotonic() - started
-            pods = (await client.list(PODS.raw, story.NAMESPACE)).items
-            nodes = (await client.list(NODES.raw)).items
-            events = (await client.list(EVENTS, story.NAMESPACE)).items
-            result = summary(submitted, pods, nodes, events, timings, server.url)
-            # The policy lab's contrast: the same pods under another profile.
-            result["whatIf"] = replays(nodes, pods, config, args.seed)
+            result, pods, nodes_now = await _read_back(client, tracker, waves, timings, server.url)
+            # The policy lab's contrast: some pods again, under another profile.
+            result["whatIf"] = _what_if(result, pods, nodes_now, waves, config, args.seed)
             if text:
                 out.write(summary_text(result))
             else:
@@ -178,28 +188,73 @@ async def _synced(scheduler: Scheduler, task: asyncio.Task[None]) -> None:
         await asyncio.sleep(0.01)
 
 
+async def _read_back(
+    client: Client,
+    tracker: PodTracker,
+    waves: Sequence[workloads.Wave],
+    timings: dict[str, Any],
+    url: str,
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The summary, from what the API server holds now; and the pods and nodes read."""
+    namespace = story.NAMESPACE
+    pods = (await client.list(PODS.raw, namespace)).items
+    live = []
+    for wave in waves:
+        for manifest in wave.workloads:
+            resource = workloads.resource_of(manifest)
+            live.append(await client.get(resource, manifest["metadata"]["name"], namespace))
+    replica_sets = (await client.list(REPLICA_SETS.raw, namespace)).items
+    nodes = (await client.list(NODES.raw)).items
+    events = (await client.list(EVENTS, namespace)).items
+    watched = {**tracker.as_seen(), "gone": dict(tracker.gone)}
+    return summary(live, pods, replica_sets, nodes, events, watched, timings, url), pods, nodes
+
+
+def _what_if(
+    result: dict[str, Any],
+    pods: Sequence[dict[str, Any]],
+    nodes: Sequence[dict[str, Any]],
+    waves: Sequence[workloads.Wave],
+    config: Any,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """The policy lab's contrast: the pods of the waves that name a profile to replay
+    with, scheduled again under it."""
+    groups: dict[str, list[str]] = {}
+    owners: dict[str, list[str]] = {}
+    by_owner = {o["owner"]: o for o in result["owners"]}
+    for wave in waves:
+        if not wave.replay_with:
+            continue
+        for manifest in wave.workloads:
+            key = owner_key(manifest["kind"], manifest["metadata"]["name"])
+            owners.setdefault(wave.replay_with, []).append(key)
+            groups.setdefault(wave.replay_with, []).extend(by_owner[key]["pods"])
+    return replays(nodes, pods, groups, owners, config, seed)
+
+
 async def _submit(
-    client: Client, tracker: PodTracker, say: TextIO | None, timeout: float
-) -> list[str]:
-    """Create each wave's pods, waiting for each wave to settle; the names, in order."""
-    names: list[str] = []
-    waves = story.waves()
+    client: Client,
+    tracker: PodTracker,
+    waves: Sequence[workloads.Wave],
+    nodes: Sequence[Node],
+    say: TextIO | None,
+    timeout: float,
+) -> None:
+    """Create each wave's objects, waiting for each wave to settle: its workloads have
+    the pods they should, and every pod is bound or unschedulable."""
+    submitted: list[dict[str, Any]] = []
     for number, wave in enumerate(waves, 1):
         if say:
             say.write(f"\n[{number}/{len(waves)}] {wave.title}\n")
             say.flush()
-        wave_names = []
-        for manifest in wave.pods:
-            name = manifest["metadata"]["name"]
-            await client.create(PODS.raw, manifest)
-            tracker.created_at[name] = time.monotonic()
-            wave_names.append(name)
-        names.extend(wave_names)
-        # Earlier waves too: a preemption victim belongs to one.
-        left = await tracker.wait(lambda: tracker.unsettled(names), timeout)
+        for manifest in wave.objects:
+            await client.create(workloads.resource_of(manifest), copy.deepcopy(manifest))
+        submitted.extend(wave.workloads)
+        # Earlier waves' workloads too: a preempted pod is made again by its owner.
+        left = await tracker.wait(lambda: tracker.settling(submitted, nodes), timeout)
         if left:
             raise DemoError(f"wave {number}: not settled after {timeout:g} s: {', '.join(left)}")
-    return names
 
 
 def _intro(out: TextIO, server: ClusterHandle, nodes: Sequence[dict[str, Any]]) -> None:

@@ -1,5 +1,6 @@
 """The summary of ``kubesched demo``: built from what the API server holds once the
-workload has settled (pods, nodes, the scheduler's events), printed as tables or JSON.
+workload has settled (workloads, pods, nodes, the scheduler's and the controllers'
+events), pods counted by owner, printed as tables or JSON.
 """
 
 from __future__ import annotations
@@ -8,13 +9,18 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.cli.demo_story import RULE_ANNOTATION, zone_of
+from kubesched.cli.demo_owners import OwnerIndex, desired_pods, owner_entry, owner_key
+from kubesched.cli.demo_story import zone_of
 from kubesched.cli.demo_track import pod_scheduled_condition
+from kubesched.cli.demo_workloads import RULE_ANNOTATION
+from kubesched.objects.node import Node
 from kubesched.objects.nodes import GPU_RESOURCE
 
 __all__ = ["summary", "summary_text"]
 
 RawObject = dict[str, Any]
+#: Phases of a pod whose containers have all finished.
+FINISHED = ("Succeeded", "Failed")
 
 
 def _taint_text(taint: Mapping[str, Any]) -> str:
@@ -39,7 +45,10 @@ def _node_entry(node: RawObject, pods_on: Counter[str]) -> dict[str, Any]:
 def _events_by_pod(events: Sequence[RawObject]) -> dict[str, list[RawObject]]:
     by_pod: dict[str, list[RawObject]] = {}
     for event in events:
-        name = (event.get("involvedObject") or {}).get("name", "")
+        involved = event.get("involvedObject") or {}
+        if involved.get("kind", "Pod") != "Pod":
+            continue
+        name = involved.get("name", "")
         by_pod.setdefault(name, []).append(event)
     return by_pod
 
@@ -48,41 +57,79 @@ def _messages(events: Sequence[RawObject], reason: str) -> list[str]:
     return [str(e.get("message", "")) for e in events if e.get("reason") == reason]
 
 
+def _phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def _occupies(entry: Mapping[str, Any]) -> bool:
+    """A bound pod whose containers have not finished holds its node's resources."""
+    return bool(entry["node"]) and entry["phase"] not in FINISHED
+
+
 def summary(
-    submitted: Sequence[str],
+    workloads: Sequence[RawObject],
     pods: Sequence[RawObject],
+    replica_sets: Sequence[RawObject],
     nodes: Sequence[RawObject],
     events: Sequence[RawObject],
+    watched: Mapping[str, Any],
     timings: Mapping[str, Any],
     api_server: str,
 ) -> dict[str, Any]:
-    """The demo's result: every submitted pod with its node (or why it has none), the
-    preempted pods with the Preempted event's message, counts per zone and node."""
-    by_name = {p["metadata"]["name"]: p for p in pods}
+    """The demo's result: every workload with its pods counted by owner, every pod with
+    its node (or why it has none), the preempted pods with the Preempted event's message
+    and the pod made in their place, counts of running pods per zone and node.
+
+    ``workloads``: the demo's workloads as the server holds them, in the order they were
+    submitted; ``watched``: what the watch saw (``firstSeen``: pod name → the order it
+    appeared in, ``replaces``: new pod → the pod it was made for, ``gone``: deleted pods
+    as last seen)."""
+    first_seen: Mapping[str, int] = watched.get("firstSeen", {})
+    replaces: Mapping[str, str] = watched.get("replaces", {})
+    gone: Mapping[str, RawObject] = watched.get("gone", {})
+    index = OwnerIndex(replica_sets)
+    node_views = [Node.from_dict(dict(n)) for n in nodes]
     zones = {n["metadata"]["name"]: zone_of(n) for n in nodes}
     by_pod = _events_by_pod(events)
-    entries, pending, preempted = [], [], []
-    for name in submitted:
+    ordered = sorted(pods, key=lambda p: first_seen.get(p["metadata"]["name"], 0))
+    victims = sorted(
+        {name for name, evs in by_pod.items() if _messages(evs, "Preempted")}
+        - set(p["metadata"]["name"] for p in pods),
+        key=lambda n: first_seen.get(n, 0),
+    )
+    preempted: list[dict[str, Any]] = []
+    for name in victims:
+        last = gone.get(name) or {}
+        made_again = [new for new, old in replaces.items() if old == name]
+        preempted.append(
+            {
+                "name": name,
+                "message": " ".join(_messages(by_pod[name], "Preempted")),
+                "owner": index.owner(last) if last else None,
+                "replacement": made_again[0] if made_again else None,
+            }
+        )
+    entries, pending = [], []
+    for raw in ordered:
+        name = raw["metadata"]["name"]
         pod_events = by_pod.get(name, [])
-        raw = by_name.get(name)
-        if raw is None:
-            preempted.append(
-                {"name": name, "message": " ".join(_messages(pod_events, "Preempted"))}
-            )
-            continue
         spec = raw.get("spec") or {}
         node = spec.get("nodeName") or ""
         entry = {
             "name": name,
+            "owner": index.owner(raw),
+            "controller": index.controller(raw),
             "profile": spec.get("schedulerName", ""),
             "priorityClass": spec.get("priorityClassName", ""),
             "priority": spec.get("priority", 0),
             "node": node,
             "zone": zones.get(node, ""),
-            "phase": (raw.get("status") or {}).get("phase", ""),
+            "phase": _phase(raw),
             "rule": ((raw["metadata"].get("annotations") or {}).get(RULE_ANNOTATION, "")),
             "events": [str(e.get("reason")) for e in pod_events],
         }
+        if name in replaces:
+            entry["replaces"] = replaces[name]
         entries.append(entry)
         if not node:
             condition = pod_scheduled_condition(raw) or {}
@@ -90,17 +137,35 @@ def summary(
             pending.append(
                 {
                     "name": name,
+                    "owner": entry["owner"],
                     "reason": condition.get("reason", ""),
                     "message": condition.get("message", ""),
                     "event": failed[-1] if failed else "",
                 }
             )
     _credit_preemptors(entries, preempted)
-    pods_on = Counter(str(e["node"]) for e in entries if e["node"])
-    per_zone = Counter(str(e["zone"]) for e in entries if e["node"])
+    owners = []
+    for workload in workloads:
+        key = owner_key(str(workload["kind"]), workload["metadata"]["name"])
+        owned = [r for r in ordered if index.owner(r) == key]
+        owners.append(
+            owner_entry(
+                workload,
+                owned,
+                desired_pods(workload, node_views),
+                str((workload["metadata"].get("annotations") or {}).get(RULE_ANNOTATION, "")),
+                [v["name"] for v in preempted if v["owner"] == key],
+            )
+        )
+    # Owners first in the order they were submitted, pods of an owner in the order made.
+    rank = {o["owner"]: i for i, o in enumerate(owners)}
+    entries.sort(key=lambda e: rank.get(e["owner"], len(rank)))
+    pods_on = Counter(str(e["node"]) for e in entries if _occupies(e))
+    per_zone = Counter(str(e["zone"]) for e in entries if _occupies(e))
     return {
         "apiServer": api_server,
         "nodes": [_node_entry(n, pods_on) for n in nodes],
+        "owners": owners,
         "pods": entries,
         "pending": pending,
         "preempted": preempted,
@@ -111,8 +176,8 @@ def summary(
 
 
 def _credit_preemptors(entries: list[dict[str, Any]], preempted: list[dict[str, Any]]) -> None:
-    """Name the victims in the rule of each pod that preempted: a pod that failed (and
-    was nominated) before it was scheduled, on the node its victims were on."""
+    """Name the victims beside each pod that preempted: a pod that failed (and was
+    nominated) before it was scheduled, on the node its victims were on."""
     for victim in preempted:
         # Both our message and upstream's end in "on node <name>".
         node = (
@@ -122,28 +187,39 @@ def _credit_preemptors(entries: list[dict[str, Any]], preempted: list[dict[str, 
         for entry in entries:
             if entry["node"] == node and entry["node"] and "FailedScheduling" in entry["events"]:
                 entry["preempted"] = [*entry.get("preempted", []), victim["name"]]
-    for entry in entries:
-        if entry.get("preempted"):
-            entry["rule"] += f" ({', '.join(entry['preempted'])})"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
-    lines = [
-        "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in (header, *rows)
-    ]
+def _table(header: Sequence[str], rows: Sequence[Sequence[str] | str]) -> str:
+    """Rows of cells under ``header``, columns aligned; a row that is a string is a
+    heading of the rows after it (it sets no column's width)."""
+    cells = [r for r in rows if not isinstance(r, str)]
+    widths = [max(len(str(row[i])) for row in (header, *cells)) for i in range(len(header))]
+    lines = []
+    for row in (header, *rows):
+        if isinstance(row, str):
+            lines.append(row)
+            continue
+        text = "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True))
+        lines.append(text.rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _owner_list(owners: Sequence[str]) -> str:
+    """``Kind/a, Kind/b`` as ``Kinds a, b`` (one kind), else ``Kind a, Other b``."""
+    split = [o.split("/", 1) for o in owners]
+    kinds = {kind for kind, _ in split}
+    if len(kinds) == 1 and len(split) > 1:
+        return f"{split[0][0]}s {', '.join(name for _, name in split)}"
+    return ", ".join(f"{kind} {name}" for kind, name in split)
 
 
 def _what_if_text(replay: Mapping[str, Any]) -> str:
     pods = replay["pods"]
     profile = replay["profile"]
-    names = ", ".join(p["name"] for p in pods)
     lines = [
-        f"\nWhat if {names} had named {profile}? The policy lab (the engine of kubesched "
-        "simulate)\nschedules them again, in-process, onto the cluster as it is now without "
-        "them:\n"
+        f"\nWhat if the pods of {_owner_list(replay['owners'])} had named {profile}? "
+        "The policy lab (the engine of kubesched simulate)\nschedules them again, "
+        "in-process, onto the cluster as it is now without them:\n"
     ]
     width = max(len(p["name"]) for p in pods)
     for p in pods:
@@ -157,23 +233,53 @@ def _what_if_text(replay: Mapping[str, Any]) -> str:
     return "".join(lines)
 
 
+def _note(pod: Mapping[str, Any]) -> str:
+    notes = []
+    if pod.get("preempted"):
+        notes.append(f"preempted {', '.join(pod['preempted'])}")
+    if pod.get("replaces"):
+        notes.append(f"made for {pod['replaces']}")
+    return "; ".join(notes)
+
+
+def _placement_rows(data: Mapping[str, Any]) -> list[Sequence[str] | str]:
+    rows: list[Sequence[str] | str] = []
+    by_owner: dict[str | None, list[Mapping[str, Any]]] = {}
+    for p in data["pods"]:
+        by_owner.setdefault(p["owner"], []).append(p)
+    headings = {o["owner"]: f"{o['kind']} {o['name']}  {o['text']}" for o in data["owners"]}
+    rules = {o["owner"]: o["rule"] for o in data["owners"]}
+    for owner, pods in by_owner.items():
+        heading = headings.get(owner or "", owner or "pods of no controller")
+        rule = rules.get(owner or "")
+        rows.append(f"{heading}   [{rule}]" if rule else heading)
+        rows.extend(
+            (
+                f"  {p['name']}",
+                p["profile"],
+                p["priorityClass"],
+                p["node"] or "<pending>",
+                p["zone"],
+                p["phase"],
+                _note(p),
+            )
+            for p in pods
+        )
+    return rows
+
+
 def summary_text(data: Mapping[str, Any]) -> str:
     """The summary as the terminal shows it."""
-    out = ["\nPlacements (read back from the API server)\n"]
-    rows = [
-        (
-            p["name"],
-            p["profile"],
-            p["priorityClass"],
-            p["node"] or "<pending>",
-            p["zone"],
-            p["phase"],
-            p["rule"],
+    out = ["\nPlacements, by owner (read back from the API server)\n"]
+    out.append(
+        _table(
+            ("POD", "PROFILE", "PRIORITY", "NODE", "ZONE", "PHASE", "NOTE"),
+            _placement_rows(data),
         )
-        for p in data["pods"]
-    ]
-    out.append(_table(("POD", "PROFILE", "PRIORITY", "NODE", "ZONE", "PHASE", "WHY"), rows))
-    out.append("\nPods per zone:  " + ", ".join(f"{z} {n}" for z, n in data["perZone"].items()))
+    )
+    out.append(
+        "\nRunning pods per zone:  " + ", ".join(f"{z} {n}" for z, n in data["perZone"].items())
+    )
     node_rows = [
         (
             n["name"],
@@ -189,14 +295,23 @@ def summary_text(data: Mapping[str, Any]) -> str:
     out.append("\n\nNodes\n")
     out.append(_table(("NODE", "ZONE", "CPU", "MEMORY", "GPUS", "TAINTS", "PODS"), node_rows))
     if data["preempted"]:
-        out.append("\nPreempted (Preempted event)\n")
-        out.extend(f"  {p['name']}: {p['message']}\n" for p in data["preempted"])
+        out.append("\nPreempted (Preempted event), and made again by its owner\n")
+        for p in data["preempted"]:
+            out.append(f"  {p['name']}: {p['message']}\n")
+            if p.get("replacement"):
+                out.append(f"    {p['owner']} made {p['replacement']} in its place\n")
     if data["pending"]:
         out.append("\nPending (the pod's PodScheduled condition, as the scheduler wrote it)\n")
         for p in data["pending"]:
             out.append(f"  {p['name']}: PodScheduled=False {p['reason']}\n    {p['message']}\n")
     for replay in data.get("whatIf", []):
         out.append(_what_if_text(replay))
+    out.append("\nWorkloads (pods counted by owner)\n")
+    width = max((len(o["kind"]) for o in data["owners"]), default=0)
+    name_width = max((len(o["name"]) for o in data["owners"]), default=0)
+    out.extend(
+        f"  {o['kind']:<{width}}  {o['name']:<{name_width}}  {o['text']}\n" for o in data["owners"]
+    )
     t = data["timings"]
     bound = sum(1 for p in data["pods"] if p["node"])
     out.append(

@@ -1,0 +1,361 @@
+"""The workload of ``kubesched demo``: the objects a team would apply, wave by wave.
+
+Every wave is data — API objects (Deployments, a StatefulSet and its headless Service, a
+DaemonSet, Jobs) created through the API server as ``kubectl apply`` would; the
+controllers beside the server turn them into pods, the live scheduler places those. A
+wave is submitted once the previous one has settled, because the story depends on
+order: the batch pods must run before the urgent pod comes, or there would be nothing
+to preempt; the 1-GPU training Jobs must be placed before the 4-GPU one.
+
+To add to the story, add objects (or a wave) to :func:`waves`: any kind of
+:data:`KINDS` can go in a wave, and a kind the demo has not created before goes into
+that table first (a PersistentVolumeClaim, a ResourceClaimTemplate, a PodGroup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.cli.demo_story import DEFAULT_PROFILE, GPU_PROFILE, HOSTNAME_LABEL, NAMESPACE
+from kubesched.controllers.daemonset import DAEMON_SETS
+from kubesched.controllers.deployment import DEPLOYMENTS
+from kubesched.controllers.job import JOBS
+from kubesched.controllers.kubelet import RUN_SECONDS_ANNOTATION
+from kubesched.kube.resources import PODS, SERVICES, STATEFUL_SETS, RawObject, Resource
+from kubesched.objects.nodes import GPU_RESOURCE, ZONE_LABEL
+
+__all__ = [
+    "KINDS",
+    "RULE_ANNOTATION",
+    "TRAIN_SECONDS",
+    "WORKLOAD_KINDS",
+    "Wave",
+    "resource_of",
+    "waves",
+]
+
+#: Annotation on each workload and its pod template: the rule that decides where its
+#: pods go (the "why" of the report).
+RULE_ANNOTATION = "demo.kubesched.io/rule"
+#: How long a training Job's pod runs (the simulated kubelet's ``run-seconds``): long
+#: enough that the 1-GPU Jobs still hold their GPUs when the 4-GPU Job comes.
+TRAIN_SECONDS = 2.0
+
+#: What the demo may create, by ``(apiVersion, kind)``: the collection to POST it to.
+KINDS: dict[tuple[str, str], Resource[RawObject]] = {
+    ("v1", "Pod"): PODS.raw,
+    ("v1", "Service"): SERVICES.raw,
+    ("apps/v1", "Deployment"): DEPLOYMENTS,
+    ("apps/v1", "StatefulSet"): STATEFUL_SETS.raw,
+    ("apps/v1", "DaemonSet"): DAEMON_SETS,
+    ("batch/v1", "Job"): JOBS,
+}
+#: The kinds whose controllers make pods: the owners the report counts pods by.
+WORKLOAD_KINDS = ("DaemonSet", "Deployment", "StatefulSet", "Job")
+
+
+def resource_of(manifest: Mapping[str, Any]) -> Resource[RawObject]:
+    """The collection ``manifest`` is created in; a clear error for a kind not in KINDS."""
+    key = (str(manifest.get("apiVersion", "")), str(manifest.get("kind", "")))
+    try:
+        return KINDS[key]
+    except KeyError:
+        name = (manifest.get("metadata") or {}).get("name", "")
+        known = ", ".join(f"{v}/{k}" for v, k in KINDS)
+        raise ValueError(
+            f"demo wave object {key[0]}/{key[1]} {name!r}: the demo cannot create this kind "
+            f"(known: {known}); add it to demo_workloads.KINDS"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Wave:
+    """Objects submitted together, and what the demo says about them."""
+
+    title: str
+    objects: Sequence[RawObject]
+    #: A profile to schedule this wave's pods with again in the policy lab, for contrast
+    #: ("" for none): what they would have got without the profile they name.
+    replay_with: str = ""
+
+    @property
+    def workloads(self) -> list[RawObject]:
+        """The objects of the wave that make pods."""
+        return [o for o in self.objects if o.get("kind") in WORKLOAD_KINDS]
+
+
+# --- builders ------------------------------------------------------------------------
+
+
+def _meta(name: str, rule: str = "", labels: Mapping[str, str] | None = None) -> RawObject:
+    meta: RawObject = {"name": name, "namespace": NAMESPACE}
+    if labels:
+        meta["labels"] = dict(labels)
+    if rule:
+        meta["annotations"] = {RULE_ANNOTATION: rule}
+    return meta
+
+
+def pod_template(
+    labels: Mapping[str, str],
+    cpu: str,
+    memory: str,
+    *,
+    rule: str,
+    priority_class: str = "standard",
+    scheduler: str = DEFAULT_PROFILE,
+    gpus: int = 0,
+    spread: Sequence[Mapping[str, Any]] = (),
+    tolerations: Sequence[Mapping[str, str]] = (),
+    run_seconds: float | None = None,
+    restart_policy: str = "Always",
+) -> RawObject:
+    """A pod template with one container and the given requests and constraints."""
+    requests: dict[str, str] = {"cpu": cpu, "memory": memory}
+    resources: dict[str, Any] = {"requests": requests}
+    if gpus:
+        # Extended resources must be given as limits (requests then default to them).
+        requests[GPU_RESOURCE] = str(gpus)
+        resources["limits"] = {GPU_RESOURCE: str(gpus)}
+    spec: RawObject = {
+        "schedulerName": scheduler,
+        "priorityClassName": priority_class,
+        "restartPolicy": restart_policy,
+        # Preempted pods leave at once: simulated containers have nothing to flush.
+        "terminationGracePeriodSeconds": 0,
+        "containers": [
+            {"name": "main", "image": "registry.k8s.io/pause:3.10", "resources": resources}
+        ],
+    }
+    if spread:
+        spec["topologySpreadConstraints"] = [dict(c) for c in spread]
+    if tolerations:
+        spec["tolerations"] = [dict(t) for t in tolerations]
+    annotations = {RULE_ANNOTATION: rule}
+    if run_seconds is not None:
+        annotations[RUN_SECONDS_ANNOTATION] = f"{run_seconds:g}"
+    return {"metadata": {"labels": dict(labels), "annotations": annotations}, "spec": spec}
+
+
+def _rule(template: Mapping[str, Any]) -> str:
+    return str(template["metadata"]["annotations"][RULE_ANNOTATION])
+
+
+def deployment(name: str, replicas: int, template: RawObject) -> RawObject:
+    """An apps/v1 Deployment of ``replicas`` pods from ``template`` (selector: its labels)."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(name, _rule(template)),
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": dict(template["metadata"]["labels"])},
+            "template": template,
+        },
+    }
+
+
+def stateful_set(
+    name: str,
+    replicas: int,
+    template: RawObject,
+    *,
+    service: str,
+    claims: Sequence[RawObject] = (),
+    policy: str = "OrderedReady",
+) -> RawObject:
+    """An apps/v1 StatefulSet ``<name>-0``, ``-1``, ... behind the headless ``service``.
+
+    ``claims`` become its ``volumeClaimTemplates`` (a pod's volume mounts may name them);
+    the demo passes none until the cluster binds claims (issue 15's storage)."""
+    spec: RawObject = {
+        "replicas": replicas,
+        "serviceName": service,
+        "podManagementPolicy": policy,
+        "selector": {"matchLabels": dict(template["metadata"]["labels"])},
+        "template": template,
+    }
+    if claims:
+        spec["volumeClaimTemplates"] = [dict(c) for c in claims]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": _meta(name, _rule(template)),
+        "spec": spec,
+    }
+
+
+def headless_service(name: str, selector: Mapping[str, str]) -> RawObject:
+    """A headless Service (``clusterIP: None``): a StatefulSet's pods' stable DNS names."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _meta(name, labels=selector),
+        "spec": {
+            "clusterIP": "None",
+            "selector": dict(selector),
+            "ports": [{"name": "db", "port": 5432}],
+        },
+    }
+
+
+def daemon_set(name: str, template: RawObject) -> RawObject:
+    """An apps/v1 DaemonSet: one pod from ``template`` on every node that should run it."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": _meta(name, _rule(template)),
+        "spec": {
+            "selector": {"matchLabels": dict(template["metadata"]["labels"])},
+            "template": template,
+        },
+    }
+
+
+def job(name: str, template: RawObject, completions: int = 1, parallelism: int = 1) -> RawObject:
+    """A batch/v1 Job running ``completions`` pods of ``template`` to success, at most
+    ``parallelism`` at a time (its selector is generated by the server)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": _meta(name, _rule(template)),
+        "spec": {
+            "completions": completions,
+            "parallelism": parallelism,
+            "backoffLimit": 0,
+            "template": template,
+        },
+    }
+
+
+def _spread(key: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "maxSkew": 1,
+        "topologyKey": key,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": dict(labels)},
+        # Tainted nodes the pod cannot use are not domains to balance over.
+        "nodeTaintsPolicy": "Honor",
+    }
+
+
+# --- the story -----------------------------------------------------------------------
+
+
+def _training_job(name: str, gpus: int, cpu: str, memory: str, rule: str) -> RawObject:
+    gpu_toleration = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+    template = pod_template(
+        {"app": "train", "train": name},
+        cpu,
+        memory,
+        rule=rule,
+        scheduler=GPU_PROFILE,
+        gpus=gpus,
+        tolerations=[gpu_toleration],
+        run_seconds=TRAIN_SECONDS,
+        restart_policy="Never",
+    )
+    return job(name, template)
+
+
+def waves() -> list[Wave]:
+    """The workload, wave by wave."""
+    node_agent = daemon_set(
+        "node-agent",
+        pod_template(
+            {"app": "node-agent"},
+            "50m",
+            "64Mi",
+            rule="DaemonSet: one per node, tolerates every taint",
+            # As node agents (log shippers, exporters) do: every taint tolerated, and the
+            # priority that keeps them on their node.
+            priority_class="system-node-critical",
+            tolerations=[{"operator": "Exists"}],
+        ),
+    )
+    nightly = deployment(
+        "nightly-batch",
+        6,
+        pod_template(
+            {"app": "nightly-batch"},
+            "3",
+            "4Gi",
+            rule="priority batch: first to go",
+            priority_class="batch",
+        ),
+    )
+    web = deployment(
+        "web",
+        6,
+        pod_template(
+            {"app": "web"},
+            "200m",
+            "256Mi",
+            rule="zone spread, maxSkew 1",
+            spread=[_spread(ZONE_LABEL, {"app": "web"})],
+        ),
+    )
+    tenants = [
+        deployment(
+            f"{tenant}-api",
+            3,
+            pod_template(
+                {"app": f"{tenant}-api", "tenant": tenant},
+                "150m",
+                "512Mi",
+                rule=f"tenant {tenant}: node spread",
+                spread=[_spread(HOSTNAME_LABEL, {"tenant": tenant})],
+            ),
+        )
+        for tenant in ("acme", "globex")
+    ]
+    # A small database: pods db-0, db-1, db-2, each made once the one before it is
+    # Running and Ready. Its volumeClaimTemplates come with the storage issue.
+    db = stateful_set(
+        "db",
+        3,
+        pod_template({"app": "db"}, "200m", "1Gi", rule="StatefulSet: ordered, default spreading"),
+        service="db",
+    )
+    train = [
+        _training_job(f"train-{i}", 1, "2", "8Gi", "gpu-aware: GPUs packed") for i in (1, 2, 3)
+    ]
+    urgent = [
+        deployment(
+            "checkout",
+            1,
+            pod_template(
+                {"app": "checkout"},
+                "2",
+                "1Gi",
+                rule="priority critical: preempts",
+                priority_class="critical",
+            ),
+        ),
+        _training_job("train-8gpu", 8, "8", "32Gi", "8 GPUs: more than any node has"),
+    ]
+    return [
+        Wave("node agents: a DaemonSet on every node (it tolerates every taint)", [node_agent]),
+        Wave(
+            "nightly batch fills every CPU node (a Deployment, priority batch, 3 of 4 CPUs each)",
+            [nightly],
+        ),
+        Wave(
+            "services: web spread over zones, two tenants spread over nodes, an ordered "
+            "StatefulSet",
+            [web, *tenants, headless_service("db", {"app": "db"}), db],
+        ),
+        Wave(
+            "training Jobs for the gpu-aware profile: three 1-GPU Jobs",
+            train,
+            replay_with=DEFAULT_PROFILE,
+        ),
+        Wave(
+            "a 4-GPU training Job, after them",
+            [_training_job("train-4gpu", 4, "4", "16Gi", "gpu-aware: a whole GPU node left")],
+            replay_with=DEFAULT_PROFILE,
+        ),
+        Wave("an urgent Deployment on a full cluster, and a Job no node can hold", urgent),
+    ]
