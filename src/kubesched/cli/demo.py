@@ -241,8 +241,13 @@ async def _submit(
     say: TextIO | None,
     timeout: float,
 ) -> None:
-    """Create each wave's objects, waiting for each wave to settle: its workloads have
-    the pods they should, and every pod is bound or unschedulable."""
+    """Create each wave's objects in order, each workload once the one before it has
+    settled: its workloads (and every earlier one: a preempted pod is made again by its
+    owner) have the pods they should, and every pod is bound or unschedulable.
+
+    One workload at a time keeps ``--seed`` meaningful: the pods of one workload are
+    alike, so the order the controllers make them in does not matter, but pods of two
+    workloads made at once would reach the scheduler in an order of the moment."""
     submitted: list[dict[str, Any]] = []
     for number, wave in enumerate(waves, 1):
         if say:
@@ -250,11 +255,14 @@ async def _submit(
             say.flush()
         for manifest in wave.objects:
             await client.create(workloads.resource_of(manifest), copy.deepcopy(manifest))
-        submitted.extend(wave.workloads)
-        # Earlier waves' workloads too: a preempted pod is made again by its owner.
-        left = await tracker.wait(lambda: tracker.settling(submitted, nodes), timeout)
-        if left:
-            raise DemoError(f"wave {number}: not settled after {timeout:g} s: {', '.join(left)}")
+            if manifest not in wave.workloads:
+                continue
+            submitted.append(manifest)
+            left = await tracker.wait(lambda: tracker.settling(submitted, nodes), timeout)
+            if left:
+                raise DemoError(
+                    f"wave {number}: not settled after {timeout:g} s: {', '.join(left)}"
+                )
 
 
 def _intro(out: TextIO, server: ClusterHandle, nodes: Sequence[dict[str, Any]]) -> None:
