@@ -253,6 +253,8 @@ async def _submit(
         if say:
             say.write(f"\n[{number}/{len(waves)}] {wave.title}\n")
             say.flush()
+        if wave.same_second:
+            await asyncio.sleep(1.0 - time.time() % 1.0 + 0.005)
         for manifest in wave.objects:
             await client.create(workloads.resource_of(manifest), copy.deepcopy(manifest))
             if manifest not in wave.workloads:

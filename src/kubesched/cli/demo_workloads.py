@@ -79,6 +79,11 @@ class Wave:
     #: A profile to schedule this wave's pods with again in the policy lab, for contrast
     #: ("" for none): what they would have got without the profile they name.
     replay_with: str = ""
+    #: Submit the wave at the start of a wall-clock second, so that its pods' creation
+    #: times, in whole seconds, are alike: preemption prefers the victims that started
+    #: last (``pickOneNodeForPreemption``), and pods made across a second's turn would
+    #: make that choice depend on the moment rather than on ``--seed``.
+    same_second: bool = False
 
     @property
     def workloads(self) -> list[RawObject]:
@@ -341,6 +346,7 @@ def waves() -> list[Wave]:
         Wave(
             "nightly batch fills every CPU node (a Deployment, priority batch, 3 of 4 CPUs each)",
             [nightly],
+            same_second=True,
         ),
         Wave(
             "services: web spread over zones, two tenants spread over nodes, an ordered "
