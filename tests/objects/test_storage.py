@@ -149,11 +149,9 @@ def test_decoding_errors_name_the_object_and_field(raw: dict[str, Any], path: st
 
 def test_storage_class_and_csi_node_defaults() -> None:
     sc = StorageClass.from_dict({"metadata": {"name": "std"}, "provisioner": "p"})
-    assert (sc.volume_binding_mode, sc.reclaim_policy, sc.is_default) == (
-        "Immediate",
-        "Delete",
-        False,
-    )
+    # The binding mode stays unset (the API server would have set it; VolumeZone says so).
+    assert (sc.volume_binding_mode, sc.reclaim_policy, sc.is_default) == ("", "Delete", False)
+    assert not sc.waits_for_first_consumer
     wffc = make_storage_class("wffc").binding_mode("WaitForFirstConsumer").default()
     wffc = wffc.allowed_topology("zone", "a", "b")
     cls = wffc.obj()

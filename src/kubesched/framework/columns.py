@@ -28,6 +28,7 @@ from kubesched.objects.selectors import (
     Requirement,
     parse_int64,
 )
+from kubesched.objects.storage.sources import has_storage_volumes
 from kubesched.objects.taints import Taint
 
 IntArray = npt.NDArray[np.int64]
@@ -114,6 +115,11 @@ class NodeTable:
         self.taint_index: dict[Taint, int] = {}
         self.node_taints: list[tuple[int, ...]] = []
         self.host_ports = np.zeros(n, dtype=np.int64)  # used host ports per node
+        #: Per node, how many of its pods have storage volumes (claims, ephemeral claims,
+        #: disks, CSI), and a version bumped whenever one of those comes or goes: the
+        #: volume plugins recompute only the nodes whose version moved.
+        self.disk_pods = np.zeros(n, dtype=np.int64)
+        self.volume_versions = np.zeros(n, dtype=np.int64)
         #: image name → (rows of the nodes that have it, its size, how many nodes have it)
         self.images: dict[str, tuple[IntArray, int, int]] = {}
         #: (kind, term, weight) → per node, how many of its pods carry that affinity term;
@@ -268,6 +274,9 @@ class NodeTable:
         ports = len(pod.host_ports)
         if ports:
             self.host_ports[row] += sign * ports
+        if pod.volumes and has_storage_volumes(pod):
+            self.disk_pods[row] += sign
+            self.volume_versions[row] += 1
         if pod.has_affinity:
             self._update_terms(row, pod, sign)
         key = (pod.namespace, frozenset(pod.labels.items()), pod.deleting)

@@ -89,6 +89,11 @@ class ClusterLister(Protocol):
         """The VolumeAttachments of node ``node_name``."""
         ...
 
+    def storage_version(self) -> int:
+        """A number that changes whenever any storage object above changes, so that a
+        plugin may keep what it derived from them until it does."""
+        ...
+
 
 class ClusterClient(APIClient, Protocol):
     """The writes the default plugins make: bind a pod, delete a preemption victim; and
@@ -202,6 +207,7 @@ class StaticClusterLister:
         self._csi_drivers: dict[str, CSIDriver] = {}
         self._capacities: dict[str, CSIStorageCapacity] = {}
         self._attachments: dict[str, VolumeAttachment] = {}
+        self._version = 0
         for obj in storage:
             self.put(obj)
 
@@ -226,12 +232,18 @@ class StaticClusterLister:
     def put(self, obj: StorageObject) -> None:
         """Add ``obj``, or replace the object of its kind and name."""
         store, key = self._store(obj)
-        store[key] = obj
+        if store.get(key) != obj:
+            store[key] = obj
+            self._version += 1
 
     def delete(self, obj: StorageObject) -> None:
         """Remove the object of ``obj``'s kind and name, if present."""
         store, key = self._store(obj)
-        store.pop(key, None)
+        if store.pop(key, None) is not None:
+            self._version += 1
+
+    def storage_version(self) -> int:
+        return self._version
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return self._pdbs

@@ -49,6 +49,11 @@ class Snapshot:
         ]
         self._affinity_dirty = False
         self._positions: dict[str, int] | None = None
+        #: ``namespace/claim`` → how many assigned pods use it (upstream's usedPVCSet).
+        self._used_pvcs: dict[str, int] = {}
+        for ni in self._list:
+            for key, count in ni.pvc_ref_counts.items():
+                self._used_pvcs[key] = self._used_pvcs.get(key, 0) + count
         #: The columnar view of the same nodes (None: plugins take the per-node path).
         self.table: NodeTable | None = NodeTable(self._list) if columnar else None
 
@@ -56,6 +61,8 @@ class Snapshot:
         """Account for ``pod`` on its node (``pod.node_name``), in every view."""
         info = self._map[pod.node_name]
         info.add_pod(pod)
+        if pod.volumes:
+            self._count_pvcs(pod, 1)
         if self.table is not None:
             self.table.add_pod(self.table.rows[pod.node_name], pod)
         if pod.has_affinity:
@@ -69,11 +76,28 @@ class Snapshot:
         stored = next((p.pod for p in info.pods if p.pod.key == pod.key), None)
         if stored is None or not info.remove_pod(stored):
             return False
+        if stored.volumes:
+            self._count_pvcs(stored, -1)
         if self.table is not None:
             self.table.remove_pod(self.table.rows[pod.node_name], stored)
         if stored.has_affinity:
             self._affinity_dirty = True
         return True
+
+    def _count_pvcs(self, pod: Pod, sign: int) -> None:
+        for volume in pod.volumes:
+            if volume.kind == "persistentVolumeClaim":
+                key = f"{pod.namespace}/{volume.claim_name}"
+                count = self._used_pvcs.get(key, 0) + sign
+                if count > 0:
+                    self._used_pvcs[key] = count
+                else:
+                    self._used_pvcs.pop(key, None)
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether an assigned (or assumed) pod uses the claim ``namespace/name``
+        (upstream's ``StorageInfos().IsPVCUsedByPods``)."""
+        return key in self._used_pvcs
 
     @classmethod
     def from_objects(

@@ -118,6 +118,7 @@ class NodeInfo:
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
         "requested",
         "used_ports",
     )
@@ -131,6 +132,9 @@ class NodeInfo:
         self.non_zero_requested = Resource()
         self.used_ports = HostPortInfo()
         self.image_states: dict[str, ImageStateSummary] = {}
+        #: ``namespace/claim`` → how many of the node's pods use the claim (upstream's
+        #: PVCRefCounts; persistentVolumeClaim volumes only, as upstream counts them).
+        self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next(_generation)
         for pod in pods:
             self.add_pod(pod)
@@ -201,6 +205,8 @@ class NodeInfo:
                 self.used_ports.add(port.host_ip, port.protocol, port.host_port)
             else:
                 self.used_ports.remove(port.host_ip, port.protocol, port.host_port)
+        if pod.volumes:
+            _update_pvc_ref_counts(self.pvc_ref_counts, pod, sign)
         self.generation = next(_generation)
 
     def clone(self) -> NodeInfo:
@@ -213,12 +219,25 @@ class NodeInfo:
         out.requested = self.requested.copy()
         out.non_zero_requested = self.non_zero_requested.copy()
         out.used_ports = self.used_ports.copy()
+        out.pvc_ref_counts = dict(self.pvc_ref_counts)
         out.image_states = self.image_states
         out.generation = self.generation
         return out
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+def _update_pvc_ref_counts(counts: dict[str, int], pod: Pod, sign: int) -> None:
+    for volume in pod.volumes:
+        if volume.kind != "persistentVolumeClaim":
+            continue
+        key = f"{pod.namespace}/{volume.claim_name}"
+        value = counts.get(key, 0) + sign
+        if value > 0:
+            counts[key] = value
+        else:
+            counts.pop(key, None)
 
 
 class NodeToStatus:

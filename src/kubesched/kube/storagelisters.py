@@ -63,6 +63,9 @@ class StorageListers:
         self.attachment_informer.add_handler(
             self._attachment_added, self._attachment_updated, self._attachment_deleted
         )
+        self._version = 0
+        for informer in self.storage_informers:
+            informer.add_handler(self._changed, self._updated, self._changed)
 
     @property
     def storage_informers(self) -> list[Informer[Any]]:
@@ -116,6 +119,16 @@ class StorageListers:
     def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]:
         """The VolumeAttachments of node ``node_name``."""
         return list(self._by_node.get(node_name, {}).values())
+
+    def storage_version(self) -> int:
+        """Changes whenever a storage object does (an informer event)."""
+        return self._version
+
+    def _changed(self, obj: object) -> None:
+        self._version += 1
+
+    def _updated(self, old: object, new: object) -> None:
+        self._version += 1
 
     def _attachment_added(self, va: VolumeAttachment) -> None:
         self._by_node.setdefault(va.node_name, {})[va.name] = va

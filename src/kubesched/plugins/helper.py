@@ -33,6 +33,7 @@ __all__ = [
     "field_error_from_object_error",
     "go_div",
     "join_path",
+    "not_found",
     "same_pod",
 ]
 
@@ -127,6 +128,13 @@ def as_deleted(cls: type[T], old: object) -> T:
     if not isinstance(old, cls):
         raise TypeError(f"expected {cls.__name__}, but got {type(old).__name__}")
     return old
+
+
+def not_found(resource: str, name: str) -> str:
+    """A lister's "not found" error, as client-go's listers word it:
+    ``persistentvolumeclaim "data" not found``, ``storageclass.storage.k8s.io "fast" not
+    found`` (the resource is singular, qualified by its group outside the core API)."""
+    return f'{resource} "{name}" not found'
 
 
 def same_pod(a: Pod, b: Pod) -> bool:

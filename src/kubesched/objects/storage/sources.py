@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from kubesched.objects._decode import (
     Raw,
@@ -222,3 +223,18 @@ def decode_volume(raw: object, path: str) -> Volume:
     source = decode_source(kind, member, member_path) if kind else None
     read_only = source.read_only if source is not None else False
     return Volume(name, kind, read_only=read_only, source=source)
+
+
+def has_storage_volumes(pod: _HasVolumes) -> bool:
+    """Whether any of the pod's volumes is storage the volume plugins look at: a claim,
+    a generic ephemeral volume, a disk, RBD, iSCSI or CSI (secrets, configMaps, emptyDirs
+    and the like are not)."""
+    return any(v.source is not None or v.kind in _CLAIM_KINDS for v in pod.volumes)
+
+
+_CLAIM_KINDS = frozenset({"persistentVolumeClaim", "ephemeral"})
+
+
+class _HasVolumes(Protocol):
+    @property
+    def volumes(self) -> tuple[Volume, ...]: ...

@@ -54,6 +54,8 @@ class StorageClass:
     provisioner: str = ""
     parameters: Mapping[str, str] = field(default_factory=dict)
     reclaim_policy: str = "Delete"
+    #: As written; "" when not set (the API server sets Immediate, so only objects made
+    #: without it lack one; VolumeZone reports such a class).
     volume_binding_mode: str = BINDING_IMMEDIATE
     allow_volume_expansion: bool = False
     allowed_topologies: tuple[TopologySelectorTerm, ...] = ()
@@ -95,7 +97,7 @@ class StorageClass:
                 provisioner=get_str(obj, "provisioner", ""),
                 parameters=get_str_map(obj, "parameters", ""),
                 reclaim_policy=get_str(obj, "reclaimPolicy", "") or "Delete",
-                volume_binding_mode=get_str(obj, "volumeBindingMode", "") or BINDING_IMMEDIATE,
+                volume_binding_mode=get_str(obj, "volumeBindingMode", ""),
                 allow_volume_expansion=get_bool(obj, "allowVolumeExpansion", ""),
                 allowed_topologies=tuple(terms),
                 annotations=get_str_map(meta, "annotations", "metadata"),
