@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from kubesched.cli import main
+from kubesched.objects.storage import PersistentVolumeClaim
 from kubesched.sim.lab import load_cluster
 
 DATA = Path(__file__).parent / "data" / "manifests"
@@ -123,8 +124,21 @@ def test_names_come_from_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(set(names)) == 3
 
 
-def test_stateful_set_pods_have_stable_identities(capsys: pytest.CaptureFixture[str]) -> None:
-    data, _ = simulate(capsys, DATA / "web-statefulset.yaml")
+#: The class the documentation's StatefulSet names, binding WaitForFirstConsumer.
+MY_STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "my-storage-class"},
+    "provisioner": "csi.example.com",
+    "volumeBindingMode": "WaitForFirstConsumer",
+}
+
+
+def test_stateful_set_pods_have_stable_identities(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    storage = write(tmp_path / "class.yaml", MY_STORAGE_CLASS)
+    data, _ = simulate(capsys, DATA / "web-statefulset.yaml", storage)
     assert [(p["pod"], p["owner"]) for p in data["placements"]] == [
         (f"default/web-{i}", "StatefulSet/web") for i in range(3)
     ]
@@ -141,6 +155,23 @@ def test_stateful_set_pods_have_stable_identities(capsys: pytest.CaptureFixture[
             "controller-revision-hash": revision,
         }
     assert sorted(w.kind for w in cluster.workloads) == ["Service", "StatefulSet"]
+    # The set's controller creates a claim per template and replica before the pods.
+    claims = [o for o in cluster.storage if isinstance(o, PersistentVolumeClaim)]
+    assert [(c.key, c.storage_class_name, c.labels) for c in claims] == [
+        (f"default/www-web-{i}", "my-storage-class", {"app": "nginx"}) for i in range(3)
+    ]
+    assert [v.claim_name for v in pods[0].volumes] == ["www-web-0"]
+
+
+def test_stateful_set_pods_wait_for_a_class_that_does_not_exist(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data, _ = simulate(capsys, DATA / "web-statefulset.yaml")
+    assert [p["node"] for p in data["placements"]] == [None, None, None]
+    for placement in data["placements"]:
+        assert placement["message"].startswith(
+            '0/7 nodes are available: storageclass.storage.k8s.io "my-storage-class" not found.'
+        )
 
 
 def test_daemon_set_runs_on_every_eligible_node(capsys: pytest.CaptureFixture[str]) -> None:

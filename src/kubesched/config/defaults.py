@@ -21,10 +21,9 @@ from kubesched.config.types import (
 __all__ = ["default_config", "default_plugins", "merge_plugin_set", "merge_plugins"]
 
 # Upstream's multiPoint list, in upstream order, with its weights. DEVIATION: upstream also
-# has VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone (between
-# NodeResourcesFit and PodTopologySpread) and, with DynamicResourceAllocation on,
-# DynamicResources (just before DefaultPreemption). kubesched has no volume or DRA plugins
-# yet; add them back at those places when it does.
+# has VolumeBinding (between NodeVolumeLimits and VolumeZone) and, with
+# DynamicResourceAllocation on, DynamicResources (just before DefaultPreemption).
+# kubesched has no VolumeBinding or DRA plugin yet; add them at those places when it does.
 _DEFAULT_MULTI_POINT = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -34,6 +33,10 @@ _DEFAULT_MULTI_POINT = (
     PluginRef("NodeAffinity", 2),
     PluginRef("NodePorts"),
     PluginRef("NodeResourcesFit", 1),
+    PluginRef("VolumeRestrictions"),
+    PluginRef("NodeVolumeLimits"),
+    # VolumeBinding goes here (issue 15).
+    PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
     PluginRef("DefaultPreemption"),

@@ -10,6 +10,7 @@ functions of plain dicts, shared by the policy lab and a StatefulSet controller.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "POD_NAME_LABEL",
     "REVISION_LABEL",
     "claim_name",
+    "claims",
     "ordinals",
     "pod_name",
     "revision_name",
@@ -49,6 +51,28 @@ def pod_name(sts: Mapping[str, Any], ordinal: int) -> str:
 def claim_name(sts: Mapping[str, Any], claim: str, ordinal: int) -> str:
     """``getPersistentVolumeClaimName``: ``<claim>-<set>-<ordinal>``."""
     return f"{claim}-{_name(sts)}-{ordinal}"
+
+
+def claims(sts: Mapping[str, Any], ordinal: int) -> list[Raw]:
+    """``getPersistentVolumeClaims``: the claims of the replica ``ordinal``, one per
+    ``volumeClaimTemplates`` entry, named ``<claim>-<set>-<ordinal>`` in the set's
+    namespace, with the template's labels and the selector's ``matchLabels``."""
+    spec = sts.get("spec") or {}
+    meta = sts.get("metadata") or {}
+    selector = (spec.get("selector") or {}).get("matchLabels") or {}
+    out: list[Raw] = []
+    for template in spec.get("volumeClaimTemplates") or ():
+        if not isinstance(template, Mapping):
+            continue
+        claim = copy.deepcopy(dict(template))
+        claim_meta = dict(claim.get("metadata") or {})
+        claim_meta["name"] = claim_name(sts, _name(template), ordinal)
+        claim_meta["namespace"] = meta.get("namespace") or "default"
+        claim_meta["labels"] = {**(claim_meta.get("labels") or {}), **selector}
+        claim.update(apiVersion="v1", kind="PersistentVolumeClaim", metadata=claim_meta)
+        claim.setdefault("spec", {})
+        out.append(claim)
+    return out
 
 
 def ordinals(sts: Mapping[str, Any]) -> range:

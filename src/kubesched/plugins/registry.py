@@ -13,11 +13,14 @@ from kubesched.plugins import (
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumerestrictions,
+    volumezone,
 )
 from kubesched.plugins import names as n
 from kubesched.plugins.defaultpreemption import plugin as defaultpreemption
 from kubesched.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.plugins.noderesources import balanced_allocation, fit
+from kubesched.plugins.nodevolumelimits import csi as nodevolumelimits
 from kubesched.plugins.podtopologyspread import plugin as podtopologyspread
 
 IN_TREE: dict[str, PluginFactory] = {
@@ -30,6 +33,9 @@ IN_TREE: dict[str, PluginFactory] = {
     n.NODE_PORTS: nodeports.new,
     n.NODE_RESOURCES_FIT: fit.new,
     n.NODE_RESOURCES_BALANCED_ALLOCATION: balanced_allocation.new,
+    n.VOLUME_RESTRICTIONS: volumerestrictions.new,
+    n.NODE_VOLUME_LIMITS: nodevolumelimits.new,
+    n.VOLUME_ZONE: volumezone.new,
     n.POD_TOPOLOGY_SPREAD: podtopologyspread.new,
     n.INTER_POD_AFFINITY: interpodaffinity.new,
     n.IMAGE_LOCALITY: imagelocality.new,

@@ -6,7 +6,9 @@ in the files (pods, or a Deployment's ReplicaSet, found by owner reference) are 
 again, DaemonSets are matched against the cluster file's nodes, and each pod made is
 defaulted and validated as the API server would on create before it is decoded. A
 Deployment's ReplicaSet joins the workloads, so that PodTopologySpread's default
-constraints select its pods as in a cluster.
+constraints select its pods as in a cluster. A StatefulSet's claims (one per
+``volumeClaimTemplates`` entry and replica) join the storage objects unless the files
+hold them already, as the StatefulSet controller creates them before its pods.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from kubesched.objects.errors import ObjectError
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Workload
+from kubesched.objects.statefulset import POD_INDEX_LABEL
+from kubesched.objects.statefulset import claims as stateful_claims
+from kubesched.objects.storage import PersistentVolumeClaim
 from kubesched.objects.workloadpods import (
     COMPLETION_INDEX,
     Expansion,
@@ -86,6 +91,9 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
     Raises :class:`InputError` naming the workload when a pod it makes would be refused."""
     kids = _Children(loaded)
     problems: list[str] = []
+    claims = {
+        o.key for objs in loaded for o in objs.storage if isinstance(o, PersistentVolumeClaim)
+    }
     for objs in loaded:
         inserted = 0
         for manifest in objs.manifests:
@@ -99,6 +107,11 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
                 objs.warnings.append(f"{manifest.where}: {what}: {note}")
             for owner in expansion.owners:
                 objs.workloads.append(Workload.from_dict(owner))
+            if manifest.kind == "StatefulSet":
+                problems.extend(
+                    f"{manifest.where}: {what} makes {p}"
+                    for p in _add_claims(manifest.obj, expansion, objs, claims)
+                )
             pods: list[Pod] = []
             for raw in expansion.pods:
                 refused = admit("Pod", raw, names)
@@ -117,3 +130,30 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
             inserted += len(pods)
     if problems:
         raise InputError(*problems)
+
+
+def _add_claims(
+    sts: dict[str, Any], expansion: Expansion, objs: ClusterObjects, known: set[str]
+) -> list[str]:
+    """Add the claims of the replicas ``expansion`` makes (those not in ``known``) to
+    ``objs.storage``; the problems of claims that would be refused."""
+    problems: list[str] = []
+    for raw_pod in expansion.pods:
+        labels = (raw_pod.get("metadata") or {}).get("labels") or {}
+        index = labels.get(POD_INDEX_LABEL, "")
+        if not str(index).isdigit():
+            continue
+        for raw in stateful_claims(sts, int(index)):
+            refused = admit("PersistentVolumeClaim", raw)
+            if refused:
+                problems.extend(refused)
+                continue
+            try:
+                claim = PersistentVolumeClaim.from_dict(raw)
+            except ObjectError as err:
+                problems.append(str(err))
+                continue
+            if claim.key not in known:
+                known.add(claim.key)
+                objs.storage.append(claim)
+    return problems

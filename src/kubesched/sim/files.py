@@ -354,7 +354,12 @@ def _cron_job_spec(obj: dict[str, Any]) -> list[validation.FieldError]:
 
 def _default_unserved(kind: str, obj: dict[str, Any]) -> None:
     # DaemonSets and CronJobs have no defaulting in objects yet: their pod templates get
-    # a pod's defaults, and a DaemonSet the generation 1 of a new object.
+    # a pod's defaults, and a DaemonSet the generation 1 of a new object. A StorageClass
+    # gets the binding mode and reclaim policy kube-apiserver gives it.
+    if kind == "StorageClass":
+        obj.setdefault("volumeBindingMode", "Immediate")
+        obj.setdefault("reclaimPolicy", "Delete")
+        return
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return

@@ -61,6 +61,7 @@ def load_cluster(
         cluster.pdbs.extend(extra.pdbs)
         cluster.priority_classes.extend(extra.priority_classes)
         cluster.workloads.extend(extra.workloads)
+        cluster.storage.extend(extra.storage)
         cluster.owners.update(extra.owners)
         cluster.warnings.extend(extra.warnings)
     known = {p.key for p in cluster.pods}
