@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.framework.handle import StaticClusterLister
 from kubesched.framework.registry import Registry
 from kubesched.objects.pod import Pod
 from kubesched.sim.simulator import Simulator
-from kubesched.sim.workloads import make_cluster, make_pods
+from kubesched.sim.workloads import make_cluster, make_pods, make_storage
 
 
 @dataclass
@@ -75,7 +76,16 @@ def run_bench(
     """
     started = time.perf_counter()
     cluster = make_cluster(workload, nodes)
-    sim = Simulator(cluster, (), every_node_config(config), registry, seed=seed, columnar=columnar)
+    storage = make_storage(workload, cluster, {"init": init_pods, "pod": pods})
+    sim = Simulator(
+        cluster,
+        (),
+        every_node_config(config),
+        registry,
+        cluster=StaticClusterLister(storage=storage),
+        seed=seed,
+        columnar=columnar,
+    )
     sim.run(list(make_pods(workload, init_pods, "init")))
     measured = list(make_pods(workload, pods, "pod"))
     setup = time.perf_counter() - started

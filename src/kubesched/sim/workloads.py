@@ -13,19 +13,58 @@ over three zones), pods of one container asking 100m cpu / 500Mi. The workloads:
   ``metadata.name`` (``matchFields``), as the DaemonSet controller pins its pods. Every
   pod goes through a daemon pod's scheduling: NodeAffinity's PreFilterResult names one
   node, and the others are never evaluated.
+- ``secrets`` — SchedulingSecrets: pods with a secret volume (``pod-with-secret-volume``).
+- ``in-tree-pvs`` — SchedulingInTreePVs: each pod claims its own pre-bound AWS EBS
+  PersistentVolume (``pv-aws.yaml``, ``pvc.yaml``: ReadOnlyMany, 1Gi); nodes have no
+  CSINode, so nothing counts against an attach limit.
+- ``migrated-in-tree-pvs`` — SchedulingMigratedInTreePVs: the same pods, on nodes whose
+  CSINodes report 39 attachments for ``ebs.csi.aws.com`` and the AWS EBS plugin migrated:
+  every volume counts through its CSI translation.
+- ``csi-pvs`` — SchedulingCSIPVs: pre-bound CSI PersistentVolumes of ``ebs.csi.aws.com``
+  (``pv-csi.yaml``) on those nodes.
+
+Upstream names the volumes ``vol-<i>`` in each ``createPods`` step's namespace (so the
+measured pods' AWS volume IDs repeat the initial pods'); here every volume has its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
+from kubesched.objects.quantity import parse_quantity
 from kubesched.objects.resources import Resource
+from kubesched.objects.storage import (
+    ClaimRef,
+    CSINode,
+    CSINodeDriver,
+    CSISource,
+    DiskSource,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageObject,
+    Volume,
+)
+from kubesched.objects.storage.sources import AWS_EBS_PLUGIN
 
 ZONES = ("zone-a", "zone-b", "zone-c")
-WORKLOADS = ("basic", "anti-affinity", "spread", "daemonset")
+WORKLOADS = (
+    "basic",
+    "anti-affinity",
+    "spread",
+    "daemonset",
+    "secrets",
+    "in-tree-pvs",
+    "migrated-in-tree-pvs",
+    "csi-pvs",
+)
+#: The workloads whose pods each claim a pre-bound PersistentVolume.
+VOLUME_WORKLOADS = ("in-tree-pvs", "migrated-in-tree-pvs", "csi-pvs")
+EBS_CSI_DRIVER = "ebs.csi.aws.com"
+#: The attach limit of scheduler_perf's ``nodeAllocatableStrategy`` for EBS.
+EBS_ATTACH_LIMIT = 39
 #: The node every ``daemonset`` pod is pinned to (upstream's ``node-with-name.yaml``).
 DAEMONSET_NODE = "scheduler-perf-node"
 #: Default (nodes, initial pods, measured pods) per workload, as scheduler_perf's cases.
@@ -35,6 +74,11 @@ DEFAULT_SIZES = {
     "spread": (5000, 1000, 10000),
     # 15000Nodes: upstream creates no initial pods in this case.
     "daemonset": (15000, 0, 30000),
+    # The volumes cases' 5000Nodes: 5,000 initial pods, 1,000 measured.
+    "secrets": (5000, 5000, 1000),
+    "in-tree-pvs": (5000, 5000, 1000),
+    "migrated-in-tree-pvs": (5000, 5000, 1000),
+    "csi-pvs": (5000, 5000, 1000),
 }
 
 
@@ -130,11 +174,36 @@ def _daemonset(name: str) -> Pod:
     )
 
 
+def _secret(name: str) -> Pod:
+    # Upstream's pod-with-secret-volume.yaml: limits equal to the requests, a port.
+    container = {
+        **_CONTAINER,
+        "ports": [{"containerPort": 80}],
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "500Mi"},
+            "limits": {"cpu": "100m", "memory": "500Mi"},
+        },
+    }
+    return Pod.from_dict(
+        {
+            "metadata": {"name": name, "namespace": "default", "uid": name},
+            "spec": {
+                "containers": [container],
+                "volumes": [{"name": "secret", "secret": {"secretName": "secret"}}],
+            },
+        }
+    )
+
+
 _MAKERS: dict[str, Callable[[str], Pod]] = {
     "basic": _basic,
     "anti-affinity": _anti_affinity,
     "spread": _spread,
     "daemonset": _daemonset,
+    "secrets": _secret,
+    "in-tree-pvs": _basic,
+    "migrated-in-tree-pvs": _basic,
+    "csi-pvs": _basic,
 }
 
 
@@ -151,6 +220,74 @@ def make_pods(workload: str, count: int, prefix: str) -> Iterator[Pod]:
     """
     _check(workload)
     template = _MAKERS[workload](f"{prefix}-0")
+    claims = workload in VOLUME_WORKLOADS
     for i in range(count):
         name = f"{prefix}-{i}"
-        yield template.evolve(name=name, uid=name)
+        if claims:
+            volume = Volume("vol", "persistentVolumeClaim", claim_name(prefix, i))
+            yield template.evolve(name=name, uid=name, volumes=(volume,))
+        else:
+            yield template.evolve(name=name, uid=name)
+
+
+def claim_name(prefix: str, i: int) -> str:
+    """The claim of pod ``<prefix>-<i>`` in the volume workloads (upstream's ``pvc-<i>``)."""
+    return f"pvc-{prefix}-{i}"
+
+
+_GI = parse_quantity("1Gi")
+_ROX = ("ReadOnlyMany",)
+
+
+def make_storage(
+    workload: str, nodes: Iterable[Node], prefixes: dict[str, int]
+) -> list[StorageObject]:
+    """The storage objects of ``workload``: for each ``prefix: count`` of pods, a
+    pre-bound PersistentVolume and claim per pod (upstream's
+    ``CreatePodWithPersistentVolume`` with ``bindVolume``), and the nodes' CSINodes for
+    the cases that have them. None for the other workloads."""
+    _check(workload)
+    if workload not in VOLUME_WORKLOADS:
+        return []
+    out: list[StorageObject] = []
+    if workload != "in-tree-pvs":
+        migrated = (
+            frozenset({AWS_EBS_PLUGIN}) if workload == "migrated-in-tree-pvs" else frozenset()
+        )
+        driver = CSINodeDriver(EBS_CSI_DRIVER, "", (), EBS_ATTACH_LIMIT)
+        out.extend(CSINode(n.name, (driver,), migrated) for n in nodes)
+    for prefix, count in prefixes.items():
+        for i in range(count):
+            claim = claim_name(prefix, i)
+            volume = f"{prefix}-vol-{i}"
+            if workload == "csi-pvs":
+                source: CSISource | DiskSource = CSISource(EBS_CSI_DRIVER, volume)
+                kind = "csi"
+            else:
+                source = DiskSource(AWS_EBS_PLUGIN, f"vol-{prefix}-{i}")
+                kind = "awsElasticBlockStore"
+            out.append(
+                PersistentVolume(
+                    name=volume,
+                    uid=volume,
+                    capacity=_GI,
+                    access_modes=_ROX,
+                    claim_ref=ClaimRef("default", claim),
+                    source_kind=kind,
+                    source=source,
+                    phase="Bound",
+                )
+            )
+            out.append(
+                PersistentVolumeClaim(
+                    namespace="default",
+                    name=claim,
+                    uid=claim,
+                    annotations={"pv.kubernetes.io/bind-completed": "true"},
+                    access_modes=_ROX,
+                    request=_GI,
+                    volume_name=volume,
+                    phase="Bound",
+                )
+            )
+    return out

@@ -229,7 +229,8 @@ class NodeAttachments:
                     count -= np.isin(rows, np.fromiter(holders, dtype=np.int64))
             attached = self._attached.get(driver)
             total = count if attached is None else attached[rows] + count
-            rejected |= has_limit & (total > limit)
+            # As upstream, only a driver that still has new volumes on the node is checked.
+            rejected |= has_limit & (count > 0) & (total > limit)
         return rejected
 
     def _row_errors(self, rows: IntArray) -> list[tuple[Status, npt.NDArray[np.bool_]]]:
