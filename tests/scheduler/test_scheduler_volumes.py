@@ -5,7 +5,6 @@ a bound volume's zone keeps its pod in that zone."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,9 +112,10 @@ def test_the_storage_informers_sync_and_hold_the_objects(apiserver):
         pv = await until(lambda: lister.persistent_volume("pv-1"))
         assert pv.labels[ZONE] == "zone-a"
         version = lister.storage_version()
-        await client.delete(PERSISTENT_VOLUME_CLAIMS.raw, "c1", "default")
-        await until(lambda: lister.persistent_volume_claim("default", "c1") is None)
-        assert lister.storage_version() > version
-        await asyncio.sleep(0)
+        raw = await client.get(PERSISTENT_VOLUMES.raw, "pv-1")
+        raw["metadata"]["labels"][ZONE] = "zone-b"
+        await client.update(PERSISTENT_VOLUMES.raw, raw)
+        moved = await until(lambda: lister.persistent_volume("pv-1").labels[ZONE] == "zone-b")
+        assert moved and lister.storage_version() > version
 
     run(body, apiserver)

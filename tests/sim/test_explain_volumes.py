@@ -56,6 +56,19 @@ def pod_(name: str) -> Any:
     return make_pod(name).image("registry.k8s.io/pause:3.10")
 
 
+def claim(name: str) -> Any:
+    """A claim the API server accepts (an access mode, a storage request)."""
+    return make_pvc(name).request("1Gi").access_modes("ReadWriteOnce")
+
+
+def volume(name: str, zone: str | None = None) -> Any:
+    """A CSI volume the API server accepts."""
+    wrapper = make_pv(name).capacity("1Gi").access_modes("ReadWriteOnce")
+    if zone is not None:
+        wrapper.label(ZONE, zone)
+    return wrapper.csi("ebs.csi.aws.com", name)
+
+
 def bound(pod: Any, node_name: str) -> dict[str, Any]:
     raw: dict[str, Any] = pod.node(node_name).dict()
     return raw
@@ -72,7 +85,7 @@ CASES = [
     pytest.param(
         "VolumeRestrictions",
         [
-            make_pvc("claim-with-rwop-1").access_modes("ReadWriteOncePod").dict(),
+            claim("claim-with-rwop-1").access_modes("ReadWriteOncePod").dict(),
             bound(pod_("pod-with-one-pvc").pvc("claim-with-rwop-1"), "node-a"),
         ],
         pod_("pod-with-one-conflict").pvc("claim-with-rwop-1").dict(),
@@ -82,8 +95,8 @@ CASES = [
     pytest.param(
         "VolumeZone",
         [
-            make_pv("vol-1").label(ZONE, "us-west1-a").csi("ebs.csi.aws.com", "vol-1").dict(),
-            make_pvc("data").volume_name("vol-1").dict(),
+            volume("vol-1", "us-west1-a").dict(),
+            claim("data").volume_name("vol-1").dict(),
         ],
         pod_("pod-1").pvc("data").dict(),
         {"node-a": None, "node-b": ZONE_CONFLICT},
@@ -92,8 +105,8 @@ CASES = [
     pytest.param(
         "VolumeZone",
         [
-            make_pv("vol-3").label(ZONE, "us-west1-c__us-west1-b").dict(),
-            make_pvc("data").volume_name("vol-3").dict(),
+            volume("vol-3", "us-west1-c__us-west1-b").dict(),
+            claim("data").volume_name("vol-3").dict(),
         ],
         pod_("pod-1").pvc("data").dict(),
         {"node-a": ZONE_CONFLICT, "node-b": None},
@@ -104,8 +117,8 @@ CASES = [
         [
             make_csi_node("node-a").driver("ebs.csi.aws.com", 1).dict(),
             make_csi_node("node-b").driver("ebs.csi.aws.com", 2).dict(),
-            *(make_pv(f"pv-{i}").csi("ebs.csi.aws.com", f"h{i}").dict() for i in range(3)),
-            *(make_pvc(f"c{i}").volume_name(f"pv-{i}").dict() for i in range(3)),
+            *(volume(f"pv-{i}").dict() for i in range(3)),
+            *(claim(f"c{i}").volume_name(f"pv-{i}").dict() for i in range(3)),
             bound(pod_("running-a").pvc("c0"), "node-a"),
             bound(pod_("running-b").pvc("c1"), "node-b"),
         ],

@@ -90,10 +90,14 @@ def test_storage_kinds_load_and_reach_the_lister(tmp_path: Path) -> None:
     assert lister.volume_attachments("n2") == []
 
 
+def valid_claim(name: str) -> dict[str, Any]:
+    return make_pvc(name).request("1Gi").access_modes("ReadWriteOnce").dict()
+
+
 def test_a_bad_storage_object_is_named_with_its_field(tmp_path: Path) -> None:
-    bad_pv = make_pv("pv-1").dict()
+    bad_pv = make_pv("pv-1").access_modes("ReadWriteOnce").csi("csi.example.com", "h").dict()
     bad_pv["spec"]["capacity"] = {"storage": "lots"}
-    path = write(tmp_path / "cluster.yaml", make_pvc("data").dict(), bad_pv)
+    path = write(tmp_path / "cluster.yaml", valid_claim("data"), bad_pv)
     with pytest.raises(InputError) as caught:
         load_objects(path)
     (problem,) = caught.value.problems
@@ -102,7 +106,7 @@ def test_a_bad_storage_object_is_named_with_its_field(tmp_path: Path) -> None:
 
 
 def test_duplicate_storage_objects_are_refused(tmp_path: Path) -> None:
-    claim = make_pvc("data").dict()
+    claim = valid_claim("data")
     path = write(tmp_path / "cluster.yaml", claim, claim)
     with pytest.raises(InputError) as caught:
         load_objects(path)
