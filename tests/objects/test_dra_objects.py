@@ -327,3 +327,20 @@ def test_slice_index_gives_each_node_its_pools():
         expected = gather_pools([a, b, everywhere], node, {})
         assert index.pools(node, {}) == expected
     assert [p.driver for p in index.pools("node-c", {})] == ["net.example.com"]
+
+
+def test_allocation_node_selector_is_typed():
+    raw = make_claim("c", "ns").request("gpu", "gpu.example.com").obj()
+    raw["status"] = {
+        "allocation": {
+            "devices": {"results": []},
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+                ]
+            },
+        }
+    }
+    claim = ResourceClaim.from_dict(raw)
+    assert claim.allocation_node_selector.matches("n1", {})
+    assert not claim.allocation_node_selector.matches("n2", {})

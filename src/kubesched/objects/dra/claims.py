@@ -27,9 +27,11 @@ from kubesched.objects._decode import (
     get_str,
     get_str_list,
     join,
+    nested,
 )
 from kubesched.objects.dra.slices import decode_selectors
 from kubesched.objects.errors import ObjectError
+from kubesched.objects.selectors import NodeSelector
 
 API_VERSION = "resource.k8s.io/v1"
 GROUP = "resource.k8s.io"
@@ -129,8 +131,9 @@ class ResourceClaim:
     #: Whether ``status.allocation`` is set.
     allocated: bool = False
     results: tuple[DeviceResult, ...] = ()
-    #: ``status.allocation.nodeSelector`` as written (None when unset).
-    allocation_node_selector: Mapping[str, Any] | None = None
+    #: ``status.allocation.nodeSelector``: the nodes that can reach the allocated
+    #: devices (None: unset, every node).
+    allocation_node_selector: NodeSelector | None = None
     reserved_for: tuple[ConsumerReference, ...] = ()
     finalizers: tuple[str, ...] = ()
 
@@ -299,9 +302,9 @@ def _decode_claim(obj: Raw, meta: Raw, namespace: str, name: str) -> ResourceCla
         config=config,
         allocated=allocation_raw is not None,
         results=tuple(results),
-        allocation_node_selector=dict(node_selector)
-        if isinstance(node_selector, Mapping)
-        else None,
+        allocation_node_selector=None
+        if node_selector is None
+        else nested("status.allocation.nodeSelector", NodeSelector.from_dict, node_selector),
         reserved_for=tuple(reserved),
         finalizers=get_str_list(meta, "finalizers", "metadata"),
     )
