@@ -177,6 +177,12 @@ COMPILE_ERRORS = [
         id="an-int-result-is-not-a-selector",
     ),
     pytest.param("'gpu'", "must evaluate to bool or the unknown type, not string", id="a-string"),
+    pytest.param(
+        "has(device.attributes['gpu.example.com'])",
+        "compilation failed: ERROR: <input>:1:4: invalid argument to has() macro\n"
+        " | has(device.attributes['gpu.example.com'])\n | ...^",
+        id="has-needs-a-field-selection",
+    ),
 ]
 
 

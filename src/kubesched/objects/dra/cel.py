@@ -310,6 +310,8 @@ def _check(expression: str, tree: Tree[Any]) -> None:
             name = str(node.children[0])
             line, column = _open_paren(node.children[0], line, column)
             _check_function(expression, name, line, column)
+            if name == "has" and not _is_field_selection(node):
+                raise _error(expression, "invalid argument to has() macro", line, column)
         elif node.data == "member_dot_arg":
             name = str(node.children[1])
             line, column = _open_paren(node.children[1], line, column)
@@ -329,6 +331,17 @@ def _check(expression: str, tree: Tree[Any]) -> None:
                 _check_function(expression, name, line, column)
         elif node.data in ("dot_ident", "dot_ident_arg", "member_object"):
             raise _error(expression, _unsupported("this syntax"), line, column)
+
+
+def _is_field_selection(call: Tree[Any]) -> bool:
+    # has() takes one argument, a field selection (a.b), as cel-go's macro insists.
+    args = call.children[1] if len(call.children) > 1 else None
+    if not isinstance(args, Tree) or len(args.children) != 1:
+        return False
+    node: Any = args.children[0]
+    while isinstance(node, Tree) and len(node.children) == 1 and node.data != "member_dot":
+        node = node.children[0]
+    return isinstance(node, Tree) and node.data == "member_dot"
 
 
 def _open_paren(token: Any, line: int, column: int) -> tuple[int, int]:
