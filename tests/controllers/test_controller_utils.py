@@ -1,4 +1,5 @@
-"""Expectations and slow-start batches (``controller_utils_test.go``)."""
+"""Expectations and slow-start batches (``controller_utils_test.go``), and the status
+write and owner look-ups every workload controller shares."""
 
 from __future__ import annotations
 
@@ -6,11 +7,20 @@ import asyncio
 
 import pytest
 
+from kubesched.cli.cluster import start_cluster
 from kubesched.controllers.controller_utils import (
     ControllerExpectations,
     UIDTrackingControllerExpectations,
+    WrittenVersions,
+    owners_selecting,
+    resolve_controller_ref,
     slow_start_batch,
+    update_status,
 )
+from kubesched.kube import Client, Informer, load_kubeconfig
+from kubesched.kube.resources import REPLICA_SETS
+
+RS = REPLICA_SETS.raw
 
 
 class Clock:
@@ -84,3 +94,91 @@ def test_slow_start_batch(count, fail_at, batches, successes):
     assert seen == batches
     assert done == successes
     assert (error is not None) == (fail_at is not None)
+
+
+# --- status writes and owner look-ups, against the embedded API server ------------------
+
+
+def replica_set(name: str, selector: dict[str, str] | None, labels: dict[str, str]) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": selector or {}},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            },
+        },
+    }
+
+
+def test_status_write_retries_once_after_a_conflict(tmp_path):
+    """The first write carries a stale resourceVersion: the helper reads the object
+    again and writes what ``new_status`` makes of the fresh copy."""
+    seen: list[int] = []
+
+    def new_status(body: dict) -> dict | None:
+        seen.append(int((body.get("status") or {}).get("fullyLabeledReplicas") or 0))
+        return {**(body.get("status") or {}), "observedGeneration": 1}
+
+    async def scenario(client: Client) -> None:
+        created = await client.create(RS, replica_set("rs", {"a": "b"}, {"a": "b"}), "default")
+        # Someone else writes the status after our read.
+        other = {**created, "status": {"replicas": 7, "fullyLabeledReplicas": 7}}
+        fresh = await client.update(RS, other, subresource="status")
+        written = WrittenVersions()
+        updated = await update_status(client, RS, created, new_status, written)
+        assert updated is not None
+        assert seen == [0, 7]  # the stale copy, then the one read after the conflict
+        assert updated["status"]["fullyLabeledReplicas"] == 7
+        assert written.stale("default/rs", fresh)  # our write is newer than the cache's
+        unchanged = await update_status(client, RS, updated, lambda body: None, written)
+        assert unchanged is None
+        again = await client.get(RS, "rs", "default")
+        assert again["metadata"]["resourceVersion"] == updated["metadata"]["resourceVersion"]
+
+    run_against_server(tmp_path, scenario)
+
+
+def test_owner_lookups_in_the_informer_cache(tmp_path):
+    async def scenario(client: Client) -> None:
+        for rs in (
+            replica_set("web", {"app": "web"}, {"app": "web"}),
+            replica_set("web-tier", {"tier": "front"}, {"tier": "front"}),
+            replica_set("db", {"app": "db"}, {"app": "db"}),
+        ):
+            await client.create(RS, rs, "default")
+        informer: Informer[dict] = Informer(client, RS)
+        informer.start()
+        try:
+            await informer.wait_for_sync()
+            pod = {"metadata": {"namespace": "default", "labels": {"app": "web", "tier": "front"}}}
+            names = sorted(o["metadata"]["name"] for o in owners_selecting(informer, pod))
+            assert names == ["web", "web-tier"]
+            elsewhere = {"metadata": {"namespace": "other", "labels": {"app": "web"}}}
+            assert owners_selecting(informer, elsewhere) == []
+            web = informer.get("default/web")
+            assert web is not None
+            ref = {"kind": "ReplicaSet", "name": "web", "uid": web["metadata"]["uid"]}
+            assert resolve_controller_ref(informer, "default", ref, "ReplicaSet") is web
+            for wrong in ({**ref, "uid": "another"}, {**ref, "kind": "Deployment"}, None):
+                assert resolve_controller_ref(informer, "default", wrong, "ReplicaSet") is None
+        finally:
+            await informer.stop()
+
+    run_against_server(tmp_path, scenario)
+
+
+def run_against_server(tmp_path, scenario) -> None:
+    """Run ``scenario(client)`` against an embedded API server with no controllers."""
+    with start_cluster(kubeconfig_path=tmp_path / "kubeconfig", controllers=()) as handle:
+
+        async def body() -> None:
+            config = load_kubeconfig([handle.kubeconfig_path])
+            async with Client(config, qps=0) as client:
+                await scenario(client)
+
+        asyncio.run(body())

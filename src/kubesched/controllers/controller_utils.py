@@ -9,6 +9,9 @@
   a failure (a quota error costs one doomed request, not 500).
 * :class:`PodControl`: creating pods from a template and deleting them, with upstream's
   events (``SuccessfulCreate``, ``FailedCreate``, ``SuccessfulDelete``, ``FailedDelete``).
+* :func:`update_status`: a status write with upstream's one retry after a conflict.
+* :func:`resolve_controller_ref` and :func:`owners_selecting`: what the informer handlers
+  of every workload controller ask of its owners' cache.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kubesched.kube import Client, KubeError, NotFound, Timeout
+from kubesched.controllers.ownerindex import object_key
+from kubesched.kube import Client, Conflict, Informer, KubeError, NotFound, Resource, Timeout
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS, RawObject
 from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.podtemplate import pod_from_template
+from kubesched.objects.selectors import LabelSelector
 
 __all__ = [
     "BURST_REPLICAS",
@@ -39,9 +44,12 @@ __all__ = [
     "PodControl",
     "UIDTrackingControllerExpectations",
     "WrittenVersions",
+    "owners_selecting",
     "pod_key",
     "process_queue",
+    "resolve_controller_ref",
     "slow_start_batch",
+    "update_status",
 ]
 
 log = logging.getLogger(__name__)
@@ -229,6 +237,90 @@ class WrittenVersions:
 
     def forget(self, key: str) -> None:
         self._versions.pop(key, None)
+
+
+async def update_status(
+    client: Client,
+    resource: Resource[Any],
+    obj: RawObject,
+    new_status: Callable[[RawObject], RawObject | None],
+    written: WrittenVersions | None = None,
+) -> RawObject | None:
+    """Write ``new_status(obj)`` through ``/status`` with ``obj``'s resourceVersion, as
+    the ReplicaSet, DaemonSet and StatefulSet controllers write theirs: after a 409
+    Conflict, read the object again and write ``new_status`` of the fresh copy, once
+    (``statusUpdateRetries``); a second conflict is raised, and so is NotFound.
+
+    ``new_status`` answers None when the status would not change: nothing is written.
+    Returns the object as the server answered (recorded in ``written`` under its key),
+    or None when nothing was written.
+    """
+    meta = obj.get("metadata") or {}
+    body = obj
+    for attempt in range(2):
+        status = new_status(body)
+        if status is None:
+            return None
+        # List items carry no kind; the server wants one in a PUT body.
+        payload = {"apiVersion": resource.group_version, "kind": resource.kind, **body}
+        payload["status"] = status
+        try:
+            updated: RawObject = await client.update(resource, payload, subresource="status")
+        except Conflict:
+            if attempt:
+                raise
+            body = await client.get(resource, str(meta.get("name", "")), meta.get("namespace"))
+            continue
+        if written is not None:
+            written.record(object_key(obj), updated)
+        return updated
+    raise AssertionError("unreachable")
+
+
+def resolve_controller_ref(
+    owners: Informer[RawObject], namespace: str, ref: Mapping[str, Any] | None, kind: str
+) -> RawObject | None:
+    """The owner of kind ``kind`` a controller reference names, if the cache holds it
+    with the reference's uid (``resolveControllerRef``)."""
+    if ref is None or ref.get("kind") != kind:
+        return None
+    owner = owners.get(f"{namespace}/{ref.get('name', '')}")
+    if owner is None or (owner.get("metadata") or {}).get("uid") != ref.get("uid"):
+        return None
+    return owner
+
+
+def _spec_selector(owner: RawObject) -> LabelSelector:
+    return LabelSelector.from_dict((owner.get("spec") or {}).get("selector") or {})
+
+
+def owners_selecting(
+    owners: Informer[RawObject],
+    obj: RawObject,
+    selector_of: Callable[[RawObject], LabelSelector] = _spec_selector,
+    skip_empty: bool = True,
+) -> list[RawObject]:
+    """The owners in ``obj``'s namespace whose selector matches its labels, those who
+    may adopt it (``GetPodReplicaSets``, ``GetPodDaemonSets``, ``GetPodJobs``...). An
+    owner with an invalid selector matches nothing; so does an empty one unless
+    ``skip_empty`` is False (a ReplicationController's map selector, as upstream's
+    ``GetPodControllers``)."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    labels = meta.get("labels") or {}
+    found = []
+    for owner in owners.list():
+        if (owner.get("metadata") or {}).get("namespace") != namespace:
+            continue
+        try:
+            selector = selector_of(owner)
+        except ObjectError:
+            continue
+        if skip_empty and selector.is_empty():
+            continue
+        if selector.matches(labels):
+            found.append(owner)
+    return found
 
 
 async def slow_start_batch(

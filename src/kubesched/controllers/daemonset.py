@@ -20,6 +20,7 @@ Revisions live on the server when it serves ControllerRevisions, in memory other
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
 import time
@@ -33,9 +34,12 @@ from kubesched.controllers.controller_utils import (
     PodControl,
     UIDTrackingControllerExpectations,
     WrittenVersions,
+    owners_selecting,
     pod_key,
     process_queue,
+    resolve_controller_ref,
     slow_start_batch,
+    update_status,
 )
 from kubesched.controllers.history import (
     CONTROLLER_REVISIONS,
@@ -341,27 +345,11 @@ class DaemonSetController:
             self._enqueue_all()
 
     def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
-        if ref is None or ref.get("kind") != KIND:
-            return None
-        ds = self.daemon_sets.get(f"{namespace}/{ref.get('name', '')}")
-        if ds is None or (ds.get("metadata") or {}).get("uid") != ref.get("uid"):
-            return None
-        return ds
+        return resolve_controller_ref(self.daemon_sets, namespace, ref, KIND)
 
     def _matching(self, pod: RawObject) -> list[RawObject]:
-        meta = pod.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        found = []
-        for ds in self.daemon_sets.list():
-            if (ds.get("metadata") or {}).get("namespace") != meta.get("namespace"):
-                continue
-            try:
-                selector = LabelSelector.from_dict((ds.get("spec") or {}).get("selector") or {})
-            except ObjectError:
-                continue
-            if selector.matches(labels):
-                found.append(ds)
-        return found
+        """``GetPodDaemonSets``: the DaemonSets that may adopt the orphan ``pod``."""
+        return owners_selecting(self.daemon_sets, pod)
 
     def _add_pod(self, pod: RawObject) -> None:
         meta = pod.get("metadata") or {}
@@ -811,8 +799,8 @@ class DaemonSetController:
         }
         if min_ready > 0 and ready != available:
             self.queue.add_after(key, float(min_ready))
-        body = ds
-        for attempt in range(2):
+
+        def new_status(body: RawObject) -> RawObject | None:
             old = copy.deepcopy(body.get("status") or {})
             new = {**old, **counts}
             for name in _OMITTED_WHEN_ZERO:
@@ -820,22 +808,10 @@ class DaemonSetController:
                     new.pop(name)
             if observed:
                 new["observedGeneration"] = (body.get("metadata") or {}).get("generation") or 0
-            if new == old:
-                return
-            payload = {"apiVersion": API_VERSION, "kind": KIND, **body, "status": new}
-            try:
-                written: RawObject = await self.client.update(
-                    DAEMON_SETS, payload, subresource="status"
-                )
-                self.written.record(key, written)
-                return
-            except NotFound:
-                return
-            except Conflict:
-                if attempt:
-                    raise
-                meta = ds["metadata"]
-                body = await self.client.get(DAEMON_SETS, meta["name"], meta.get("namespace"))
+            return None if new == old else new
+
+        with contextlib.suppress(NotFound):
+            await update_status(self.client, DAEMON_SETS, ds, new_status, self.written)
 
 
 def start(ctx: ControllerContext) -> DaemonSetController:

@@ -31,9 +31,12 @@ from kubesched.controllers.controller_utils import (
     PodControl,
     UIDTrackingControllerExpectations,
     WrittenVersions,
+    owners_selecting,
     pod_key,
     process_queue,
+    resolve_controller_ref,
     slow_start_batch,
+    update_status,
 )
 from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
 from kubesched.kube import Client, Conflict, Informer, KubeError, NotFound
@@ -280,12 +283,7 @@ class ReplicaSetController:
 
     def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
         """``resolveControllerRef``: the owner a reference names, if it is ours."""
-        if ref is None or ref.get("kind") != self.kind.kind:
-            return None
-        owner = self.owners.get(f"{namespace}/{ref.get('name', '')}")
-        if owner is None or (owner.get("metadata") or {}).get("uid") != ref.get("uid"):
-            return None
-        return owner
+        return resolve_controller_ref(self.owners, namespace, ref, self.kind.kind)
 
     def _owners_in(self, namespace: str) -> list[RawObject]:
         return [
@@ -293,18 +291,14 @@ class ReplicaSetController:
         ]
 
     def _matching_owners(self, pod: RawObject) -> list[RawObject]:
-        """``getPodReplicaSets``: owners in the pod's namespace whose selector matches."""
-        meta = pod.get("metadata") or {}
-        namespace = meta.get("namespace") or ""
-        labels = meta.get("labels") or {}
-        found = []
-        for owner in self._owners_in(namespace):
-            try:
-                if self.kind.selector(owner).matches(labels):
-                    found.append(owner)
-            except ObjectError:
-                continue
-        return found
+        """``getPodReplicaSets``: owners in the pod's namespace whose selector matches
+        (an empty one matches nothing, except a ReplicationController's, as upstream)."""
+        return owners_selecting(
+            self.owners,
+            pod,
+            self.kind.selector,
+            skip_empty=self.kind.kind != "ReplicationController",
+        )
 
     def _add_pod(self, pod: RawObject) -> None:
         meta = pod.get("metadata") or {}
@@ -518,26 +512,16 @@ class ReplicaSetController:
         conflict, with a fresh read); returns the owner as the server has it."""
         if _status_unchanged(owner, status):
             return owner
-        body = copy.copy(owner)
-        meta = owner["metadata"]
-        for attempt in range(2):
-            status["observedGeneration"] = (body.get("metadata") or {}).get("generation") or 0
-            body = {**body, "status": status}
-            body.setdefault("apiVersion", self.kind.api_version)
-            body.setdefault("kind", self.kind.kind)
-            try:
-                updated: RawObject = await self.client.update(
-                    self.kind.resource, body, subresource="status"
-                )
-                self.written.record(object_key(owner), updated)
-                return updated
-            except Conflict:
-                if attempt:
-                    raise
-                body = await self.client.get(
-                    self.kind.resource, meta["name"], meta.get("namespace")
-                )
-        raise AssertionError("unreachable")
+
+        def new_status(body: RawObject) -> RawObject:
+            generation = (body.get("metadata") or {}).get("generation") or 0
+            return {**status, "observedGeneration": generation}
+
+        updated = await update_status(
+            self.client, self.kind.resource, owner, new_status, self.written
+        )
+        assert updated is not None  # new_status always has something to write
+        return updated
 
 
 #: The controllers' names (kube-controller-manager's ``names.go``).

@@ -25,6 +25,7 @@ volume of its pods becomes an ``emptyDir`` (:func:`without_claims`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
 import re
@@ -33,7 +34,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
-from kubesched.controllers.controller_utils import WrittenVersions, process_queue
+from kubesched.controllers.controller_utils import (
+    WrittenVersions,
+    owners_selecting,
+    process_queue,
+    resolve_controller_ref,
+    update_status,
+)
 from kubesched.controllers.history import (
     CONTROLLER_REVISIONS,
     LocalRevisions,
@@ -47,7 +54,7 @@ from kubesched.controllers.history import (
 )
 from kubesched.controllers.manager import ControllerContext
 from kubesched.controllers.ownerindex import OwnerIndex, object_key
-from kubesched.kube import AlreadyExists, Client, Conflict, Informer, KubeError, NotFound
+from kubesched.kube import AlreadyExists, Client, Informer, KubeError, NotFound
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS, STATEFUL_SETS, RawObject, Resource
 from kubesched.kube.workqueue import WorkQueue
@@ -337,29 +344,11 @@ class StatefulSetController:
         self.queue.add(object_key(sts))
 
     def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
-        if ref is None or ref.get("kind") != KIND:
-            return None
-        sts = self.sets.get(f"{namespace}/{ref.get('name', '')}")
-        if sts is None or (sts.get("metadata") or {}).get("uid") != ref.get("uid"):
-            return None
-        return sts
+        return resolve_controller_ref(self.sets, namespace, ref, KIND)
 
     def _matching_sets(self, pod: RawObject) -> list[RawObject]:
         """``getPodStatefulSets``: sets in the pod's namespace whose selector matches."""
-        meta = pod.get("metadata") or {}
-        namespace = meta.get("namespace") or ""
-        labels = meta.get("labels") or {}
-        found = []
-        for sts in self.sets.list():
-            if (sts.get("metadata") or {}).get("namespace") != namespace:
-                continue
-            try:
-                selector = LabelSelector.from_dict((sts.get("spec") or {}).get("selector") or {})
-            except ObjectError:
-                continue
-            if selector.matches(labels):
-                found.append(sts)
-        return found
+        return owners_selecting(self.sets, pod)
 
     def _add_pod(self, pod: RawObject) -> None:
         meta = pod.get("metadata") or {}
@@ -870,29 +859,17 @@ class StatefulSetController:
             status["currentRevision"] = status["updateRevision"]
         if min_ready > 0 and status["availableReplicas"] != status["readyReplicas"]:
             self.queue.add_after(key, float(min_ready))
-        body = sts
-        for attempt in range(2):
+
+        def new_status(body: RawObject) -> RawObject | None:
             generation = (body.get("metadata") or {}).get("generation") or 0
             old = body.get("status") or {}
             new = {**old, **status, "observedGeneration": generation}
             if not new["collisionCount"]:
                 new.pop("collisionCount")
-            if new == old:
-                return
-            payload = {"apiVersion": API_VERSION, "kind": KIND, **body, "status": new}
-            try:
-                updated: RawObject = await self.client.update(
-                    STATEFUL_SETS_RAW, payload, subresource="status"
-                )
-                self.written.record(key, updated)
-                return
-            except NotFound:
-                return
-            except Conflict:
-                if attempt:
-                    raise
-                meta = sts["metadata"]
-                body = await self.client.get(STATEFUL_SETS_RAW, meta["name"], meta.get("namespace"))
+            return None if new == old else new
+
+        with contextlib.suppress(NotFound):
+            await update_status(self.client, STATEFUL_SETS_RAW, sts, new_status, self.written)
 
     async def _truncate_history(
         self,

@@ -15,7 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
-from kubesched.controllers.controller_utils import WrittenVersions, process_queue
+from kubesched.controllers.controller_utils import (
+    WrittenVersions,
+    owners_selecting,
+    process_queue,
+    resolve_controller_ref,
+)
 from kubesched.controllers.deployment import recreate, rolling, sync
 from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
 from kubesched.kube import Client, Informer
@@ -119,28 +124,11 @@ class DeploymentController:
         self.queue.add(object_key(d))
 
     def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
-        if ref is None or ref.get("kind") != KIND:
-            return None
-        d = self.deployments.get(f"{namespace}/{ref.get('name', '')}")
-        if d is None or (d.get("metadata") or {}).get("uid") != ref.get("uid"):
-            return None
-        return d
+        return resolve_controller_ref(self.deployments, namespace, ref, KIND)
 
     def _deployments_for_rs(self, rs: RawObject) -> list[RawObject]:
         """``getDeploymentsForReplicaSet``: Deployments whose selector matches an orphan."""
-        meta = rs.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        found = []
-        for d in self.deployments.list():
-            if (d.get("metadata") or {}).get("namespace") != meta.get("namespace"):
-                continue
-            try:
-                selector = LabelSelector.from_dict((d.get("spec") or {}).get("selector") or {})
-            except ObjectError:
-                continue
-            if not selector.is_empty() and selector.matches(labels):
-                found.append(d)
-        return found
+        return owners_selecting(self.deployments, rs)
 
     def _add_rs(self, rs: RawObject) -> None:
         meta = rs.get("metadata") or {}

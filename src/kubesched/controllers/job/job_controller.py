@@ -41,7 +41,9 @@ from kubesched.controllers.controller_ref_manager import ControllerRefManager, r
 from kubesched.controllers.controller_utils import (
     ControllerExpectations,
     PodControl,
+    owners_selecting,
     process_queue,
+    resolve_controller_ref,
 )
 from kubesched.controllers.job import conditions as cond
 from kubesched.controllers.job.backoff_utils import (
@@ -227,14 +229,9 @@ class JobController:
 
     # --- event handlers: objects to keys, nothing else -------------------------------
 
-    def _resolve(self, namespace: str, ref: RawObject) -> RawObject | None:
+    def _resolve(self, namespace: str, ref: RawObject | None) -> RawObject | None:
         """The Job a controller reference names, if it is in the cache with that uid."""
-        if ref.get("kind") != "Job" or str(ref.get("apiVersion", "")).split("/")[0] != "batch":
-            return None
-        job = self.jobs.get(f"{namespace}/{ref.get('name', '')}")
-        if job is None or uid(job) != ref.get("uid"):
-            return None
-        return job
+        return resolve_controller_ref(self.jobs, namespace, ref, "Job")
 
     def _enqueue_batched(self, job: RawObject) -> None:
         self.queue.add_after(object_key(job), self.batch_period)
@@ -260,19 +257,7 @@ class JobController:
 
     def _jobs_selecting(self, pod: RawObject) -> list[RawObject]:
         """The Jobs of the pod's namespace whose selector matches it (``GetPodJobs``)."""
-        namespace = str(meta(pod).get("namespace", ""))
-        labels = meta(pod).get("labels") or {}
-        found = []
-        for job in self.jobs.list():
-            if meta(job).get("namespace") != namespace:
-                continue
-            try:
-                selector = LabelSelector.from_dict((job.get("spec") or {}).get("selector") or {})
-            except ObjectError:
-                continue
-            if not selector.is_empty() and selector.matches(labels):
-                found.append(job)
-        return found
+        return owners_selecting(self.jobs, pod)
 
     def _pod_updated(self, old: RawObject, pod: RawObject) -> None:
         if meta(old).get("resourceVersion") == meta(pod).get("resourceVersion"):
