@@ -5,6 +5,7 @@
   ``sync`` creates and deletes nothing more, so a slow watch never makes it create twice.
 * :class:`UIDTrackingControllerExpectations`: deletions expected by pod key, so that the
   ``deletionTimestamp`` update and the final delete of one pod count once.
+* :func:`process_queue` and :func:`run_workers`: a controller's workers.
 * :func:`slow_start_batch`: calls in batches of 1, 2, 4, ..., stopping after a batch with
   a failure (a quota error costs one doomed request, not 500).
 * :class:`PodControl`: creating pods from a template and deleting them, with upstream's
@@ -48,6 +49,7 @@ __all__ = [
     "pod_key",
     "process_queue",
     "resolve_controller_ref",
+    "run_workers",
     "slow_start_batch",
     "update_status",
 ]
@@ -82,6 +84,31 @@ async def process_queue(
             queue.add_rate_limited(key)
         finally:
             queue.done(key)
+
+
+async def run_workers(
+    queue: WorkQueue[K],
+    sync: Callable[[K], Awaitable[object]],
+    component: str,
+    count: int,
+    expected: tuple[type[Exception], ...] = (KubeError, ObjectError),
+) -> None:
+    """Run ``count`` :func:`process_queue` workers of ``queue`` until cancelled (a
+    controller's ``Run``: ``go wait.UntilWithContext(ctx, worker, time.Second)`` per
+    worker); on the way out shut the queue down and wait for every worker to stop."""
+    workers = [
+        asyncio.create_task(
+            process_queue(queue, sync, component, expected), name=f"{component} worker {i}"
+        )
+        for i in range(count)
+    ]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        queue.shut_down()
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
 
 
 #: ``ExpectationsTimeout``: expectations older than this are ignored (a lost watch event

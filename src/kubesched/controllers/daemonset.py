@@ -36,8 +36,8 @@ from kubesched.controllers.controller_utils import (
     WrittenVersions,
     owners_selecting,
     pod_key,
-    process_queue,
     resolve_controller_ref,
+    run_workers,
     slow_start_batch,
     update_status,
 )
@@ -305,17 +305,9 @@ class DaemonSetController:
                     "kept in memory",
                     NAME,
                 )
-        workers = [
-            asyncio.create_task(process_queue(self.queue, self.sync, NAME))
-            for _ in range(self.workers)
-        ]
         try:
-            await asyncio.gather(*workers)
+            await run_workers(self.queue, self.sync, NAME, self.workers)
         finally:
-            self.queue.shut_down()
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
             if own_informer is not None:
                 await own_informer.stop()
             await self.recorder.flush()

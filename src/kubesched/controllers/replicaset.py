@@ -33,8 +33,8 @@ from kubesched.controllers.controller_utils import (
     WrittenVersions,
     owners_selecting,
     pod_key,
-    process_queue,
     resolve_controller_ref,
+    run_workers,
     slow_start_batch,
     update_status,
 )
@@ -247,20 +247,9 @@ class ReplicaSetController:
         """Wait for the informers' first lists, then sync until cancelled."""
         await self.owners.has_synced.wait()
         await self.pods.has_synced.wait()
-        workers = [
-            asyncio.create_task(
-                process_queue(self.queue, self.sync, self.kind.component),
-                name=f"{self.kind.component} worker {i}",
-            )
-            for i in range(self.workers)
-        ]
         try:
-            await asyncio.gather(*workers)
+            await run_workers(self.queue, self.sync, self.kind.component, self.workers)
         finally:
-            self.queue.shut_down()
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
             await self.recorder.flush()
 
     # --- event handlers: turn changes into keys ---------------------------------------

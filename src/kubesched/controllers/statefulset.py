@@ -37,8 +37,8 @@ from kubesched.controllers.controller_ref_manager import ControllerRefManager, r
 from kubesched.controllers.controller_utils import (
     WrittenVersions,
     owners_selecting,
-    process_queue,
     resolve_controller_ref,
+    run_workers,
     update_status,
 )
 from kubesched.controllers.history import (
@@ -297,17 +297,9 @@ class StatefulSetController:
         await self.sets.has_synced.wait()
         await self.pods.has_synced.wait()
         own_informer = await self._discover_served()
-        workers = [
-            asyncio.create_task(process_queue(self.queue, self.sync, NAME))
-            for _ in range(self.workers)
-        ]
         try:
-            await asyncio.gather(*workers)
+            await run_workers(self.queue, self.sync, NAME, self.workers)
         finally:
-            self.queue.shut_down()
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
             if own_informer is not None:
                 await own_informer.stop()
             await self.recorder.flush()

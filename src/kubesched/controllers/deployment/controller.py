@@ -7,7 +7,6 @@ events and paused Deployments.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 import time
@@ -18,8 +17,8 @@ from kubesched.controllers.controller_ref_manager import ControllerRefManager, r
 from kubesched.controllers.controller_utils import (
     WrittenVersions,
     owners_selecting,
-    process_queue,
     resolve_controller_ref,
+    run_workers,
 )
 from kubesched.controllers.deployment import recreate, rolling, sync
 from kubesched.controllers.ownerindex import OwnerIndex, object_key, shared_index
@@ -97,19 +96,9 @@ class DeploymentController:
         """Wait for the informers' first lists, then sync until cancelled."""
         for informer in (self.deployments, self.replica_sets, self.pods):
             await informer.has_synced.wait()
-        workers = [
-            asyncio.create_task(
-                process_queue(self.queue, self.sync, COMPONENT), name=f"{COMPONENT} worker {i}"
-            )
-            for i in range(self.workers)
-        ]
         try:
-            await asyncio.gather(*workers)
+            await run_workers(self.queue, self.sync, COMPONENT, self.workers)
         finally:
-            self.queue.shut_down()
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
             await self.recorder.flush()
 
     def enqueue_after(self, d: RawObject, delay: float) -> None:

@@ -30,7 +30,6 @@ status :mod:`.status_tracking`'s.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import logging
 from collections.abc import Callable
@@ -42,8 +41,8 @@ from kubesched.controllers.controller_utils import (
     ControllerExpectations,
     PodControl,
     owners_selecting,
-    process_queue,
     resolve_controller_ref,
+    run_workers,
 )
 from kubesched.controllers.job import conditions as cond
 from kubesched.controllers.job.backoff_utils import (
@@ -178,54 +177,27 @@ class JobController:
 
     async def run(self) -> None:
         """Wait for the caches, then sync until cancelled."""
-        tasks: list[asyncio.Task[None]] = []
         try:
             if self._owns_informers:
                 self.jobs.start()
                 self.pods.start()
             await self.jobs.wait_for_sync()
             await self.pods.wait_for_sync()
-            for i in range(self.workers):
-                tasks.append(
-                    asyncio.create_task(
-                        process_queue(self.queue, self.sync, COMPONENT, (KubeError, JobSyncError)),
-                        name=f"job worker {i}",
-                    )
-                )
             # Upstream has one orphan worker; a cascade of a big Job releases its pods
             # one patch at a time there, so ours run as many as the sync workers.
-            for i in range(self.workers):
-                tasks.append(asyncio.create_task(self._orphan_worker(), name=f"job orphans {i}"))
-            await asyncio.Event().wait()
+            await asyncio.gather(
+                run_workers(
+                    self.queue, self.sync, COMPONENT, self.workers, (KubeError, JobSyncError)
+                ),
+                run_workers(
+                    self.orphan_queue, self.sync_orphan_pod, f"{COMPONENT} orphans", self.workers
+                ),
+            )
         finally:
-            self.queue.shut_down()
-            self.orphan_queue.shut_down()
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
             if self._owns_informers:
                 await self.jobs.stop()
                 await self.pods.stop()
             await self.recorder.flush()
-
-    async def _orphan_worker(self) -> None:
-        while True:
-            key = await self.orphan_queue.get()
-            if key is None:
-                return
-            try:
-                await self.sync_orphan_pod(key)
-                self.orphan_queue.forget(key)
-            except KubeError as exc:
-                log.info("removing the tracking finalizer of %s: %s; retrying", key, exc)
-                self.orphan_queue.add_rate_limited(key)
-            except Exception:
-                log.exception("removing the tracking finalizer of %s failed", key)
-                self.orphan_queue.add_rate_limited(key)
-            finally:
-                self.orphan_queue.done(key)
 
     # --- event handlers: objects to keys, nothing else -------------------------------
 
