@@ -262,7 +262,22 @@ def test_dev_run_command_runs_clean_and_keeps_running_for_kubectl():
         assert "Placements, by owner (read back from the API server)" in output, output
         assert "Scheduled" in output and "Preempted" in output
         assert "SuccessfulCreate" in output and "Completed" in output
-        pending = re.findall(r"^  (\S+): PodScheduled=False Unschedulable$", output, re.M)
+        # The report counts pods by owner: a line per workload, in the order applied.
+        section = output.split("Workloads (pods counted by owner)\n", 1)[1].split("\n\n", 1)[0]
+        counted = [line.split(None, 2) for line in section.splitlines()]
+        expected = [(w["kind"], w["metadata"]["name"]) for w in workloads().values()]
+        assert [(kind, name) for kind, name, _ in counted] == expected, section
+        for kind, name, text in counted:
+            want = desired_pods(workloads()[owner_key(kind, name)], cluster_nodes())
+            if kind == "DaemonSet":
+                assert text == f"{want} pods on {want} nodes ({want} eligible)", text
+            elif kind == "StatefulSet":
+                assert text.startswith(f"{name}-0..{name}-{want - 1} {want}/{want} Running"), text
+            elif kind == "Job":
+                assert re.match(rf"(Complete: {want}|not complete: 0)/{want} succeeded", text)
+            else:
+                assert re.match(rf"\d+/{want} Running", text), text
+        pending = re.findall(r"^  (\S+) \(\S+\): PodScheduled=False Unschedulable$", output, re.M)
         assert len(pending) == 2, output
         kubeconfig = re.search(r"kubectl --kubeconfig (\S+) get pods", output).group(1)
 
@@ -306,3 +321,12 @@ def test_dev_run_command_runs_clean_and_keeps_running_for_kubectl():
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "Warning" not in err and "ERROR" not in err, err
+
+
+def test_a_wave_object_of_a_kind_the_demo_cannot_create_is_named():
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"}}
+    with pytest.raises(ValueError) as error:
+        demo_workloads.resource_of(claim)
+    message = str(error.value)
+    assert message.startswith("demo wave object v1/PersistentVolumeClaim 'data': ")
+    assert "apps/v1/Deployment" in message and "demo_workloads.KINDS" in message

@@ -303,7 +303,10 @@ def summary_text(data: Mapping[str, Any]) -> str:
     if data["pending"]:
         out.append("\nPending (the pod's PodScheduled condition, as the scheduler wrote it)\n")
         for p in data["pending"]:
-            out.append(f"  {p['name']}: PodScheduled=False {p['reason']}\n    {p['message']}\n")
+            owner = f" ({p['owner']})" if p.get("owner") else ""
+            out.append(
+                f"  {p['name']}{owner}: PodScheduled=False {p['reason']}\n    {p['message']}\n"
+            )
     for replay in data.get("whatIf", []):
         out.append(_what_if_text(replay))
     out.append("\nWorkloads (pods counted by owner)\n")
@@ -317,7 +320,8 @@ def summary_text(data: Mapping[str, Any]) -> str:
     out.append(
         f"\n{bound} pods bound, {len(data['pending'])} pending, {len(data['preempted'])} "
         f"preempted in {t['total']:.2f} s (API server up in {t['apiServerStart']:.2f} s, "
-        f"scheduler synced in {t['schedulerSync']:.2f} s; creation to binding: "
+        f"scheduler synced in {t['schedulerSync']:.2f} s, every wave settled in "
+        f"{t['settled']:.2f} s, then Jobs ran to the end; creation to binding: "
         f"median {t['bindMedianMs']:.0f} ms, max {t['bindMaxMs']:.0f} ms)\n"
     )
     return "".join(out)

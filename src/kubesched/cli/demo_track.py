@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from kubesched.cli.demo_owners import OwnerIndex, desired_pods, owner_key, workload_condition
-from kubesched.cli.demo_workloads import KINDS
+from kubesched.cli.demo_workloads import KINDS, WORKLOAD_KINDS
 from kubesched.kube import Client, Informer
 from kubesched.kube.resources import EVENTS, PODS, REPLICA_SETS, RawObject
 from kubesched.objects.node import Node
@@ -72,7 +72,7 @@ class PodTracker:
         self.workloads: dict[str, Informer[RawObject]] = {
             kind: Informer(client, resource, namespace)
             for (_, kind), resource in KINDS.items()
-            if kind not in ("Pod", "Service")
+            if kind in WORKLOAD_KINDS
         }
         #: When the tracker first saw each pod, and first saw it bound (monotonic).
         self.seen_at: dict[str, float] = {}

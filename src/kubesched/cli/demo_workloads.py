@@ -341,18 +341,9 @@ def waves() -> list[Wave]:
         ),
         _training_job("train-8gpu", 8, "8", "32Gi", "8 GPUs: more than any node has"),
     ]
+    # The training Jobs come early: their pods run while the other waves are applied.
     return [
         Wave("node agents: a DaemonSet on every node (it tolerates every taint)", [node_agent]),
-        Wave(
-            "nightly batch fills every CPU node (a Deployment, priority batch, 3 of 4 CPUs each)",
-            [nightly],
-            same_second=True,
-        ),
-        Wave(
-            "services: web spread over zones, two tenants spread over nodes, an ordered "
-            "StatefulSet",
-            [web, *tenants, headless_service("db", {"app": "db"}), db],
-        ),
         Wave(
             "training Jobs for the gpu-aware profile: three 1-GPU Jobs",
             train,
@@ -362,6 +353,16 @@ def waves() -> list[Wave]:
             "a 4-GPU training Job, after them",
             [_training_job("train-4gpu", 4, "4", "16Gi", "gpu-aware: a whole GPU node left")],
             replay_with=DEFAULT_PROFILE,
+        ),
+        Wave(
+            "nightly batch fills every CPU node (a Deployment, priority batch, 3 of 4 CPUs each)",
+            [nightly],
+            same_second=True,
+        ),
+        Wave(
+            "services: web spread over zones, two tenants spread over nodes, an ordered "
+            "StatefulSet",
+            [web, *tenants, headless_service("db", {"app": "db"}), db],
         ),
         Wave("an urgent Deployment on a full cluster, and a Job no node can hold", urgent),
     ]
