@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.cli.htmlreport import ReportError, write_html
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, default_config
 from kubesched.config.load import read_document
 from kubesched.config.parse import parse_config
@@ -91,6 +92,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     inputs = {"cluster": args.cluster, "pods": list(args.pods or ()), "config": args.config}
     data = simulation_document(result, args.seed, inputs)
     _emit(args.output, data, lambda: report.simulation_table(data))
+    write_report(args.report, data)
     return 0
 
 
@@ -109,7 +111,14 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     inputs = {"cluster": args.cluster, "pod": args.pod, "config": args.config}
     data = explain_document(data, cluster, args.seed, inputs)
     _emit(args.output, data, lambda: report.explain_table(data))
+    write_report(args.report, data)
     return 0
+
+
+def write_report(path: str | None, data: dict[str, Any]) -> None:
+    """``--report FILE.html``: the document rendered as one self-contained page."""
+    if path is not None:
+        write_html(data, Path(path))
 
 
 def _warn(lines: Sequence[str]) -> None:
@@ -196,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", help="KubeSchedulerConfiguration file (default profile if unset)")
     sim.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     sim.add_argument("--output", "-o", choices=("table", "json", "yaml"), default="table")
+    sim.add_argument("--report", metavar="FILE.html", help="also write the HTML report")
     sim.add_argument(
         "--explain",
         action="append",
@@ -217,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--config", help="KubeSchedulerConfiguration file (default profile if unset)")
     exp.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     exp.add_argument("--output", "-o", choices=("table", "json"), default="table")
+    exp.add_argument("--report", metavar="FILE.html", help="also write the HTML report")
     exp.set_defaults(func=_cmd_explain)
 
     bench = sub.add_parser(
@@ -252,6 +263,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubeconfig", help="with --e2e: a cluster whose nodes may be filled with pods"
     )
     bench.set_defaults(func=_cmd_bench)
+
+    from kubesched.cli import reportcmd
+
+    reportcmd.add_parser(sub)
 
     # Listed for --help; ``main`` hands their arguments to their own parsers.
     sub.add_parser("run", help="schedule a live cluster (kubeconfig or in-cluster)")
@@ -308,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(str(err), file=sys.stderr)
         return EXIT_USAGE
-    except (InputError, UserError) as err:
+    except (InputError, UserError, ReportError) as err:
         for line in str(err).splitlines():
             print(f"kubesched: error: {line}", file=sys.stderr)
         return EXIT_USAGE
