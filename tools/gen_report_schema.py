@@ -165,6 +165,82 @@ exp = obj(
         "spread": ref("spread"),
     }
 )
+run_fields = {
+    k: v for k, v in sim["properties"].items() if k not in ("apiVersion", "kind", "metadata")
+}
+run = obj({"label": {"enum": ["A", "B"]}, "config": ns, **run_fields})
+profile = obj(
+    {
+        "percentageOfNodesToScore": ni,
+        "plugins": mapof(arr(s)),
+        "weights": mapof(i),
+        "pluginConfig": {"type": "object"},
+    }
+)
+num_or_int = {"type": "number"}
+comparison = obj(
+    {
+        **common,
+        "kind": {"const": "ComparisonReport"},
+        "configs": {
+            **arr(obj({"label": {"enum": ["A", "B"]}, "path": ns, "profiles": mapof(profile)})),
+            "minItems": 2,
+            "maxItems": 2,
+        },
+        "kpis": arr(obj({"name": s, "a": num_or_int, "b": num_or_int, "delta": num_or_int})),
+        "placementDeltas": arr(obj({"pod": s, "nodeA": ns, "nodeB": ns, "tieOnly": b})),
+        "nodeDeltas": arr(
+            obj(
+                {
+                    "node": s,
+                    "zone": s,
+                    "a": ref("nodeFigures"),
+                    "b": ref("nodeFigures"),
+                    "delta": ref("nodeFigures"),
+                }
+            )
+        ),
+        "profileDiff": arr(obj({"path": s, "a": {}, "b": {}})),
+        "runs": {**arr(run), "minItems": 2, "maxItems": 2},
+    }
+)
+shape = obj(
+    {
+        "name": s,
+        "pod": s,
+        "requests": mapof(i),
+        "count": i,
+        "sentence": s,
+        "stopReason": s,
+        "perNode": arr(obj({"node": s, "count": i, "limit": s})),
+    }
+)
+mix = obj(
+    {
+        "order": arr(s),
+        "count": i,
+        "perShape": mapof(i),
+        "stopReason": s,
+        "perNode": arr(obj({"node": s, "counts": mapof(i), "limit": s})),
+    }
+)
+capacity = obj(
+    {
+        **common,
+        "kind": {"const": "CapacityReport"},
+        "max": ni,
+        "shapes": arr(shape),
+        "mix": {"oneOf": [mix, {"type": "null"}]},
+        "nodeUsage": ref("nodeUsage"),
+    }
+)
+kinds = {
+    "SimulationReport": sim,
+    "ExplainReport": exp,
+    "ComparisonReport": comparison,
+    "CapacityReport": capacity,
+}
+defs["nodeFigures"] = obj({"pods": i, "cpu": i, "memory": i})
 doc = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://kubesched.io/schemas/lab.kubesched.io/v1alpha1/report.schema.json",
@@ -173,8 +249,8 @@ doc = {
         "The document kubesched simulate, explain, compare and capacity print with"
         " --output json; kind says which."
     ),
-    "oneOf": [ref("SimulationReport"), ref("ExplainReport")],
-    "$defs": {**defs, "SimulationReport": sim, "ExplainReport": exp},
+    "oneOf": [ref(kind) for kind in kinds],
+    "$defs": {**defs, **kinds},
 }
 text = json.dumps(doc, indent=2) + "\n"
 for target in ("src/kubesched/sim/report.schema.json", "docs/report.schema.json"):

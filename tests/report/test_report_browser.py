@@ -199,3 +199,106 @@ def test_hostile_names_are_text(
     assert report.page.locator("script").count() == 2  # the document and the page's own
     reasons = [r["data-reason"] for r in report.attrs("pending-reason", "data-reason")]
     assert f"Insufficient {hostile}" in reasons
+
+
+def test_compare_report_shows_deltas(
+    tmp_path: Path, open_report: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = write(
+        tmp_path / "cluster.yaml",
+        *[
+            make_node(f"n{i}")
+            .capacity(cpu="2", memory="4Gi", pods="20")
+            .label(ZONE, "ab"[i // 2])
+            .dict()
+            for i in range(4)
+        ],
+    )
+    pods = write(
+        tmp_path / "pods.yaml", *[make_pod(f"p{i}").req(cpu="200m").dict() for i in range(4)]
+    )
+    pack = write(
+        tmp_path / "pack.yaml",
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "pluginConfig": [
+                        {
+                            "name": "NodeResourcesFit",
+                            "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                        }
+                    ]
+                }
+            ],
+        },
+    )
+    spread = write(
+        tmp_path / "spread.yaml",
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
+    )
+    html = tmp_path / "compare.html"
+    argv = [
+        "compare",
+        "--cluster",
+        str(cluster),
+        "--pods",
+        str(pods),
+        "--config",
+        str(pack),
+        "--config",
+        str(spread),
+    ]
+    assert main([*argv, "--seed", "1", "--explain", "p2", "--report", str(html), "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    report = open_report(html)
+    assert_clean(report)
+    assert report.data == doc
+    (used,) = report.attrs("kpi-nodes-used", "data-a", "data-b")
+    assert used == {"data-a": "1", "data-b": "4"}
+    rows = report.attrs("placement-delta-row", "data-pod", "data-node-a", "data-node-b")
+    a, b = ({p["pod"]: p["node"] for p in run["placements"]} for run in doc["runs"])
+    assert len(rows) == 3
+    assert rows == [
+        {"data-pod": pod, "data-node-a": a[pod], "data-node-b": b[pod]}
+        for pod in a
+        if a[pod] != b[pod]
+    ]
+    for run in ("A", "B"):
+        node_rows = report.page.locator(
+            f'section.utilisation[data-run="{run}"] [data-testid=node-row]'
+        )
+        assert node_rows.count() == 4
+    for run in doc["runs"]:
+        (item,) = run["explained"]
+        assert item["pod"] == "default/p2"
+    assert report.page.locator("[data-testid=explanation]").count() == 2
+
+
+def test_capacity_report_shows_each_total(
+    tmp_path: Path, open_report: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = write(
+        tmp_path / "cluster.yaml",
+        *[make_node(f"n{i}").capacity(cpu="2", memory="4Gi", pods="110").dict() for i in range(4)],
+    )
+    small = write(tmp_path / "small.yaml", make_pod("small").req(cpu="150m").dict())
+    big = write(tmp_path / "big.yaml", make_pod("big").req(cpu="100m", memory="1Gi").dict())
+    html = tmp_path / "capacity.html"
+    argv = ["capacity", "--cluster", str(cluster), "--pod", str(small), "--pod", str(big)]
+    assert main([*argv, "--report", str(html), "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    report = open_report(html)
+    assert_clean(report)
+    assert report.data == doc
+    totals = report.attrs("capacity-total", "data-shape", "data-count")
+    assert totals == [
+        {"data-shape": "small", "data-count": "52"},
+        {"data-shape": "big", "data-count": "16"},
+    ]
+    assert report.page.get_by_text(
+        "The cluster can schedule 52 instance(s) of the pod small."
+    ).is_visible()
+    (mix,) = report.attrs("capacity-mix", "data-count")
+    assert mix == {"data-count": str(doc["mix"]["count"])}

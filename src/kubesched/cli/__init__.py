@@ -79,7 +79,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     cluster, pending = load_cluster(
         Path(args.cluster), *(Path(p) for p in args.pods or ()), seed=args.seed
     )
-    _warn(cluster.warnings)
+    warn(cluster.warnings)
     result = simulate(
         cluster,
         pending,
@@ -91,7 +91,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     )
     inputs = {"cluster": args.cluster, "pods": list(args.pods or ()), "config": args.config}
     data = simulation_document(result, args.seed, inputs)
-    _emit(args.output, data, lambda: report.simulation_table(data))
+    emit(args.output, data, lambda: report.simulation_table(data))
     write_report(args.report, data)
     return 0
 
@@ -100,17 +100,17 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     registry = in_tree_registry()
     config = load_profiles_config(args.config, registry)
     cluster, pods = load_cluster(Path(args.cluster), Path(args.pod), seed=args.seed)
-    _warn(cluster.warnings)
+    warn(cluster.warnings)
     owner = cluster.owners.get(pods[0].key) if pods else None
     if len(pods) > 1 and owner and all(cluster.owners.get(p.key) == owner for p in pods):
         # One workload's replicas differ by name only: its first pod stands for them all.
-        _warn([f"{args.pod}: {owner[0]} {owner[1]} makes {len(pods)} pods; explaining the first"])
+        warn([f"{args.pod}: {owner[0]} {owner[1]} makes {len(pods)} pods; explaining the first"])
     elif len(pods) != 1:
         raise UserError(f"{args.pod}: expected exactly one pod, found {len(pods)}")
     data = explain(cluster, pods[0], config, registry, seed=args.seed)
     inputs = {"cluster": args.cluster, "pod": args.pod, "config": args.config}
     data = explain_document(data, cluster, args.seed, inputs)
-    _emit(args.output, data, lambda: report.explain_table(data))
+    emit(args.output, data, lambda: report.explain_table(data))
     write_report(args.report, data)
     return 0
 
@@ -121,7 +121,8 @@ def write_report(path: str | None, data: dict[str, Any]) -> None:
         write_html(data, Path(path))
 
 
-def _warn(lines: Sequence[str]) -> None:
+def warn(lines: Sequence[str]) -> None:
+    """Print what the user should know but is no error, one line each, on stderr."""
     for line in lines:
         print(f"kubesched: warning: {line}", file=sys.stderr)
 
@@ -179,7 +180,8 @@ def _progress_bar(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def _emit(output: str, data: dict[str, Any], table: Any) -> None:
+def emit(output: str, data: dict[str, Any], table: Any) -> None:
+    """Print ``data`` as JSON or YAML, or ``table()``'s text."""
     if output == "json":
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -264,8 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.set_defaults(func=_cmd_bench)
 
-    from kubesched.cli import reportcmd
+    from kubesched.cli import capacity, compare, reportcmd
 
+    compare.add_parser(sub)
+    capacity.add_parser(sub)
     reportcmd.add_parser(sub)
 
     # Listed for --help; ``main`` hands their arguments to their own parsers.

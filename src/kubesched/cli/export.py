@@ -455,6 +455,22 @@ async def _run(args: argparse.Namespace) -> Export:
         return await export_cluster(client, args.namespace, args.keep_annotations)
 
 
+def export_to_file(
+    kubeconfig: str | None, path: Path, *, context: str | None = None, master: str | None = None
+) -> Export:
+    """Copy a live cluster into ``path``, as ``kubesched export -o PATH`` does (for the
+    lab commands' ``--kubeconfig``). Raises KubeError when the cluster cannot be read."""
+
+    async def read() -> Export:
+        connection = load_connection(kubeconfig, context=context, master=master)
+        async with Client(connection, qps=50, burst=100) as client:
+            return await export_cluster(client, [], False)
+
+    result = asyncio.run(read())
+    _write(str(path), result.cluster)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``kubesched export``; the exit status."""
     args = build_parser().parse_args(argv)

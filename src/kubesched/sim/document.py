@@ -82,11 +82,12 @@ def zone_of(info: NodeInfo) -> str:
     return info.node.labels.get(LABEL_ZONE, NO_ZONE)
 
 
-def node_usage(snapshot: Snapshot) -> list[dict[str, Any]]:
+def node_usage(snapshot: Snapshot, order: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Per node, what its pods request of what it can allocate: cpu (millicores), memory
-    (bytes), pods, and every extended resource the node offers or a pod requests."""
+    (bytes), pods, and every extended resource the node offers or a pod requests. Nodes
+    come in ``order`` (the cluster file's), then any others in the snapshot's order."""
     out = []
-    for info in snapshot.list():
+    for info in ordered(snapshot, order):
         alloc, req = info.allocatable, info.requested
         resources: dict[str, dict[str, int]] = {
             CPU: {"requested": req.milli_cpu, "allocatable": alloc.milli_cpu},
@@ -97,6 +98,14 @@ def node_usage(snapshot: Snapshot) -> list[dict[str, Any]]:
             resources[name] = {"requested": req.scalar.get(name, 0), "allocatable": alloc.get(name)}
         out.append({"name": info.name, "zone": zone_of(info), "resources": resources})
     return out
+
+
+def ordered(snapshot: Snapshot, order: Sequence[str]) -> list[NodeInfo]:
+    """The snapshot's nodes in ``order`` first (the snapshot interleaves zones, as
+    upstream's node tree does; people read nodes in the order they wrote them)."""
+    infos = snapshot.list()
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(infos, key=lambda info: rank.get(info.name, len(rank)))
 
 
 def utilisation(usage: Sequence[Mapping[str, Any]], resource: str) -> list[float]:
@@ -131,10 +140,12 @@ def workload_of(pod: Pod, owners: Mapping[str, tuple[str, str, str]]) -> str | N
     return None
 
 
-def spread(snapshot: Snapshot, owners: Mapping[str, tuple[str, str, str]]) -> list[dict[str, Any]]:
+def spread(
+    snapshot: Snapshot, owners: Mapping[str, tuple[str, str, str]], order: Sequence[str] = ()
+) -> list[dict[str, Any]]:
     """Per workload, how its pods lie over zones and nodes, with the skew (max - min)
     over every zone and every node of the cluster, as PodTopologySpread counts it."""
-    infos = snapshot.list()
+    infos = ordered(snapshot, order)
     zones = sorted({zone_of(i) for i in infos})
     groups: dict[str, dict[str, Any]] = {}
     for info in infos:

@@ -78,7 +78,8 @@ def load_cluster(
     return cluster, pending
 
 
-def _lister(cluster: ClusterObjects) -> StaticClusterLister:
+def cluster_lister(cluster: ClusterObjects) -> StaticClusterLister:
+    """What plugins list beyond nodes and pods: PDBs, namespaces, workloads, storage."""
     return StaticClusterLister(cluster.pdbs, cluster.namespaces, cluster.workloads, cluster.storage)
 
 
@@ -93,6 +94,8 @@ class SimulationResult:
     #: ``explain`` objects of the pods named by ``explain_pods``, each evaluated in the
     #: cluster as its last attempt saw it, in the order the pods were named.
     explained: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: The nodes in the cluster file's order (reports list them so).
+    node_order: list[str] = dataclasses.field(default_factory=list)
 
 
 def simulate(
@@ -118,7 +121,7 @@ def simulate(
         [*cluster.pods, *bound_now],
         config,
         registry,
-        cluster=_lister(cluster),
+        cluster=cluster_lister(cluster),
         seed=seed,
         columnar=columnar,
         tie_break=tie_break,
@@ -131,13 +134,14 @@ def simulate(
             if pod.key in wanted:
                 explained[pod.key] = _explain_in(
                     sim.snapshot(),
-                    _lister(cluster),
+                    cluster_lister(cluster),
                     cluster.owners,
                     pod,
                     config,
                     registry,
                     seed,
                     sim.nominator,
+                    [n.name for n in cluster.nodes],
                 )
 
         sim.before_attempt = before_attempt
@@ -148,7 +152,11 @@ def simulate(
     for key, data in explained.items():
         data["node"], data["message"] = ended[key].node, ended[key].message
     return SimulationResult(
-        placements, sim, dict(cluster.owners), [explained[k] for k in wanted if k in explained]
+        placements,
+        sim,
+        dict(cluster.owners),
+        [explained[k] for k in wanted if k in explained],
+        [n.name for n in cluster.nodes],
     )
 
 
@@ -217,7 +225,15 @@ def explain(
     refuse_extenders(config)
     snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
     return _explain_in(
-        snapshot, _lister(cluster), cluster.owners, pod, config, registry, seed, Nominator()
+        snapshot,
+        cluster_lister(cluster),
+        cluster.owners,
+        pod,
+        config,
+        registry,
+        seed,
+        Nominator(),
+        [n.name for n in cluster.nodes],
     )
 
 
@@ -230,8 +246,10 @@ def _explain_in(
     registry: Registry,
     seed: int | None,
     nominator: Nominator,
+    order: Sequence[str],
 ) -> dict[str, Any]:
-    """Evaluate ``pod`` against every node of ``snapshot`` with its profile."""
+    """Evaluate ``pod`` against every node of ``snapshot`` with its profile; nodes are
+    listed in ``order`` (the cluster file's)."""
     profile = next(
         (p for p in config.profiles if p.scheduler_name == pod.scheduler_name),
         config.profiles[0],
@@ -266,7 +284,7 @@ def _explain_in(
         message = err.status.message
         diagnosis = None
     nodes = []
-    for info in snapshot.list():
+    for info in document.ordered(snapshot, order):
         name = info.name
         feasible = name in totals or name == chosen
         status = None
@@ -318,7 +336,8 @@ def simulation_document(
     views of the report: node usage, spread per workload, pending pods by reason, KPIs and
     the explained pods."""
     snapshot = result.simulator.snapshot()
-    usage = document.node_usage(snapshot)
+    order = result.node_order
+    usage = document.node_usage(snapshot, order)
     pending = [(p.pod.key, p.message, p.statuses) for p in result.placements if p.node is None]
     return {
         **document.header(document.SIMULATION, "simulate", seed, inputs),
@@ -326,7 +345,7 @@ def simulation_document(
         "profiles": sorted(result.simulator.frameworks),
         "kpis": document.kpis([(p.pod.key, p.node) for p in result.placements], usage),
         "nodeUsage": usage,
-        "spread": document.spread(snapshot, result.owners),
+        "spread": document.spread(snapshot, result.owners, order),
         "pending": document.pending_section(pending, [n["name"] for n in usage]),
         "explained": result.explained,
     }
@@ -338,9 +357,10 @@ def explain_document(
     """The ``explain`` report document: ``explain``'s fields (unchanged) and the cluster's
     node usage before the pod."""
     snapshot = Snapshot.from_objects(cluster.nodes, cluster.pods)
+    order = [n.name for n in cluster.nodes]
     return {
         **document.header(document.EXPLANATION, "explain", seed, inputs),
         **data,
-        "nodeUsage": document.node_usage(snapshot),
-        "spread": document.spread(snapshot, cluster.owners),
+        "nodeUsage": document.node_usage(snapshot, order),
+        "spread": document.spread(snapshot, cluster.owners, order),
     }

@@ -90,3 +90,93 @@ def bench_text(data: dict[str, Any]) -> str:
         f"  per-pod latency p50 {data['p50_ms']} ms, p99 {data['p99_ms']} ms\n"
         f"  set-up {data['setup_seconds']} s, peak RSS {data['peak_rss_mb']} MiB\n"
     )
+
+
+def comparison_table(data: dict[str, Any]) -> str:
+    """KPIs of runs A and B with deltas, the pods placed differently, the profile
+    differences, and the nodes whose load changed."""
+    a, b = data["configs"]
+    out = f"A: {a['path'] or 'default profile'}\nB: {b['path'] or 'default profile'}\n\n"
+    rows = [[k["name"], _figure(k["a"]), _figure(k["b"]), _delta(k["delta"])] for k in data["kpis"]]
+    out += _table(["KPI", "A", "B", "B-A"], rows)
+    deltas = data["placementDeltas"]
+    out += f"\n{len(deltas)} pod(s) placed differently"
+    ties = sum(1 for d in deltas if d["tieOnly"])
+    out += f" ({ties} by a tie only)\n" if ties else "\n"
+    if deltas:
+        out += _table(
+            ["POD", "A", "B", "WHY"],
+            [
+                [
+                    d["pod"],
+                    d["nodeA"] or "-",
+                    d["nodeB"] or "-",
+                    "tie" if d["tieOnly"] else "policy",
+                ]
+                for d in deltas
+            ],
+        )
+    if data["profileDiff"]:
+        out += "\nprofile differences\n"
+        out += _table(
+            ["FIELD", "A", "B"],
+            [[d["path"], _plain(d["a"]), _plain(d["b"])] for d in data["profileDiff"]],
+        )
+    changed = [
+        d for d in data["nodeDeltas"] if any(d["delta"][k] for k in ("pods", "cpu", "memory"))
+    ]
+    if changed:
+        out += "\nnodes whose load changed\n"
+        out += _table(
+            ["NODE", "PODS A", "PODS B", "CPU A", "CPU B", "MEM A", "MEM B"],
+            [
+                [
+                    d["node"],
+                    str(d["a"]["pods"]),
+                    str(d["b"]["pods"]),
+                    f"{d['a']['cpu']}m",
+                    f"{d['b']['cpu']}m",
+                    _mem(d["a"]["memory"]),
+                    _mem(d["b"]["memory"]),
+                ]
+                for d in changed
+            ],
+        )
+    return out
+
+
+def _figure(value: float) -> str:
+    return f"{value:g}"
+
+
+def _delta(value: float) -> str:
+    return f"{value:+g}" if value else "0"
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def capacity_table(data: dict[str, Any]) -> str:
+    """cluster-capacity's sentence per shape, its per-node counts and limits; the mix."""
+    out = ""
+    for shape in data["shapes"]:
+        out += f"{shape['sentence']}\nStop reason: {shape['stopReason']}\n"
+        rows = [[n["node"], str(n["count"]), n["limit"]] for n in shape["perNode"]]
+        out += _table(["NODE", "INSTANCES", "LIMIT"], rows) + "\n"
+    mix = data["mix"]
+    if mix:
+        names = mix["order"]
+        counts = ", ".join(f"{mix['perShape'][n]} {n}" for n in names)
+        out += f"Round-robin mix of {', '.join(names)}: {mix['count']} pods ({counts})\n"
+        out += f"Stop reason: {mix['stopReason']}\n"
+        rows = [
+            [n["node"], *(str(n["counts"][name]) for name in names), n["limit"]]
+            for n in mix["perNode"]
+        ]
+        out += _table(["NODE", *(name.upper() for name in names), "LIMIT"], rows)
+    return out
