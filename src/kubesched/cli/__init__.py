@@ -10,18 +10,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kubesched.cli import terminal
 from kubesched.cli.htmlreport import ReportError, write_html
 from kubesched.config import ConfigError, KubeSchedulerConfiguration, default_config
 from kubesched.config.load import read_document
 from kubesched.config.parse import parse_config
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework, ProfileError
+from kubesched.objects.pod import Pod
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import report
 from kubesched.sim.bench import run_bench
@@ -80,15 +82,17 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         Path(args.cluster), *(Path(p) for p in args.pods or ()), seed=args.seed
     )
     warn(cluster.warnings)
-    result = simulate(
-        cluster,
-        pending,
-        config,
-        registry,
-        seed=args.seed,
-        tie_break=args.tie_break,
-        explain_pods=args.explain or (),
-    )
+    with terminal.progress(len(pending), "scheduling") as advance:
+        result = simulate(
+            cluster,
+            pending,
+            config,
+            registry,
+            seed=args.seed,
+            tie_break=args.tie_break,
+            explain_pods=args.explain or (),
+            observe=pods_done(advance),
+        )
     inputs = {"cluster": args.cluster, "pods": list(args.pods or ()), "config": args.config}
     data = simulation_document(result, args.seed, inputs)
     emit(args.output, data, lambda: report.simulation_table(data))
@@ -113,6 +117,20 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     emit(args.output, data, lambda: report.explain_table(data))
     write_report(args.report, data)
     return 0
+
+
+def pods_done(advance: Callable[[int], None] | None) -> Callable[[Pod, float], None] | None:
+    """An ``observe`` callback that reports how many distinct pods were attempted."""
+    if advance is None:
+        return None
+    seen: set[str] = set()
+
+    def observe(pod: Pod, _seconds: float) -> None:
+        if pod.key not in seen:
+            seen.add(pod.key)
+            advance(len(seen))
+
+    return observe
 
 
 def write_report(path: str | None, data: dict[str, Any]) -> None:
@@ -188,7 +206,7 @@ def emit(output: str, data: dict[str, Any], table: Any) -> None:
     elif output == "yaml":
         yaml.safe_dump(data, sys.stdout, sort_keys=False)
     else:
-        sys.stdout.write(table())
+        terminal.show(data, table)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from kubesched.objects.pod import Pod
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import report
 from kubesched.sim.compare import compare
@@ -37,7 +38,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Load once, run twice, print the comparison."""
-    from kubesched.cli import UserError, emit, load_profiles_config, warn, write_report
+    from kubesched.cli import (
+        UserError,
+        emit,
+        load_profiles_config,
+        terminal,
+        warn,
+        write_report,
+    )
 
     if len(args.config) != 2:
         raise UserError(
@@ -50,9 +58,27 @@ def run(args: argparse.Namespace) -> int:
     )
     warn(cluster.warnings)
     inputs = {"cluster": args.cluster, "pods": list(args.pods or ()), "config": list(args.config)}
-    data = compare(
-        cluster, pending, configs, registry, args.seed, inputs, explain_pods=args.explain or ()
-    )
+    total = 2 * len(pending)
+    with terminal.progress(total, "scheduling A and B") as advance:
+        observe = None
+        if advance is not None:
+            attempts = [0]
+
+            def observe(_pod: Pod, _seconds: float) -> None:
+                # Retries count too; the bar stops at the end rather than overshooting.
+                attempts[0] += 1
+                advance(min(attempts[0], total))
+
+        data = compare(
+            cluster,
+            pending,
+            configs,
+            registry,
+            args.seed,
+            inputs,
+            explain_pods=args.explain or (),
+            observe=observe,
+        )
     emit(args.output, data, lambda: report.comparison_table(data))
     write_report(args.report, data)
     return 0

@@ -10,7 +10,7 @@ merely differed (earlier pods had changed the cluster).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
@@ -34,8 +34,10 @@ def compare(
     inputs: Mapping[str, Any],
     *,
     explain_pods: Sequence[str] = (),
+    observe: Callable[[Pod, float], None] | None = None,
 ) -> dict[str, Any]:
-    """The ``ComparisonReport`` document of two runs (``configs``: path and config)."""
+    """The ``ComparisonReport`` document of two runs (``configs``: path and config);
+    ``observe`` is called after every attempt of either run."""
     if len(configs) != 2:
         raise ValueError(f"compare needs two configurations, got {len(configs)}")
     results: list[SimulationResult] = []
@@ -49,6 +51,7 @@ def compare(
             seed=seed,
             tie_break="per-pod",
             explain_pods=explain_pods,
+            observe=observe,
         )
         results.append(result)
         run = simulation_document(result, seed, {"config": path})

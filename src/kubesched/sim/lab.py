@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,12 +108,14 @@ def simulate(
     columnar: bool = True,
     tie_break: str = "random",
     explain_pods: Sequence[str] = (),
+    observe: Callable[[Pod, float], None] | None = None,
 ) -> SimulationResult:
     """Schedule ``pending`` onto ``cluster``; pods that name a node are bound as given.
 
     ``explain_pods`` (pod keys ``namespace/name``, or names in ``default``) are explained
     before each of their attempts, in the cluster as that attempt sees it. Raises
-    InputError naming a pod that is not among ``pending``.
+    InputError naming a pod that is not among ``pending``. ``observe(pod, seconds)`` is
+    called after every attempt (a progress bar).
     """
     bound_now = [p for p in pending if p.node_name]
     sim = Simulator(
@@ -146,7 +148,7 @@ def simulate(
 
         sim.before_attempt = before_attempt
     placements = [Placement(p, p.node_name, None) for p in bound_now]
-    placements += sim.run([p for p in pending if not p.node_name])
+    placements += sim.run([p for p in pending if not p.node_name], observe)
     # The attempt itself chose among tied nodes: report its choice and outcome.
     ended = {p.pod.key: p for p in placements}
     for key, data in explained.items():
