@@ -58,12 +58,16 @@ class OpenedReport:
     requests: list[str]
     dialogs: list[str]
 
-    def attrs(self, testid: str, *names: str) -> list[dict[str, str | None]]:
-        """Each element with ``data-testid=testid``: the named attributes."""
-        return [
-            {name: el.get_attribute(name) for name in names}
-            for el in self.page.locator(f"[data-testid={testid}]").all()
-        ]
+    def attrs(self, testid: str, *names: str, within: str = "") -> list[dict[str, str | None]]:
+        """Each element with ``data-testid=testid`` (inside the CSS selector ``within``):
+        the named attributes, read in one round trip."""
+        selector = f"{within} [data-testid={testid}]".strip()
+        found: list[dict[str, str | None]] = self.page.evaluate(
+            """([selector, names]) => Array.from(document.querySelectorAll(selector)).map(
+                el => Object.fromEntries(names.map(n => [n, el.getAttribute(n)])))""",
+            [selector, list(names)],
+        )
+        return found
 
 
 @pytest.fixture

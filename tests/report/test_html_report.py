@@ -3,6 +3,8 @@ with a clear error when the document is not one this version reads."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -46,9 +48,9 @@ def test_same_inputs_and_seed_give_identical_pages(
     assert b"generated 2023-11-14T22:13:20Z" in pages[0]
 
 
-def test_a_500_node_1000_pod_report_stays_under_5_mb(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def big_report(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """simulate --report on 500 nodes in three zones (a tenth with GPUs) and 1,000 pods,
+    50 of which fit nowhere, two of them explained; the page and the document."""
     nodes = [
         make_node(f"node-{i:03d}")
         .capacity(
@@ -66,14 +68,19 @@ def test_a_500_node_1000_pod_report_stays_under_5_mb(
         .dict()
         for i in range(950)
     ]
-    # Pods nothing can hold, each with its own verdicts: the report bounds what it keeps.
     pods += [make_pod(f"huge-{i:02d}").req(cpu=f"{16 + i}").dict() for i in range(50)]
     pod_file = write(tmp_path / "p.yaml", *pods)
     html = tmp_path / "big.html"
     argv = ["simulate", "--cluster", str(cluster), "--pods", str(pod_file), "--seed", "1"]
     argv += ["--explain", "app-0-0000", "--explain", "huge-00", "--report", str(html), "-o", "json"]
-    assert main(argv) == 0
-    doc = json.loads(capsys.readouterr().out)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return html, json.loads(out.getvalue())
+
+
+def test_a_500_node_1000_pod_report_stays_under_5_mb(tmp_path: Path) -> None:
+    html, doc = big_report(tmp_path)
     assert doc["summary"]["pods"] == 1000
     assert doc["summary"]["unschedulable"] == 50
     size = html.stat().st_size

@@ -13,6 +13,7 @@ from kubesched.cli import main
 from kubesched.testing import make_node, make_pod
 
 from .conftest import OpenedReport, write
+from .test_html_report import big_report
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -41,23 +42,27 @@ def assert_clean(report: OpenedReport) -> None:
 def assert_scores_match(report: OpenedReport, item: dict[str, Any]) -> None:
     """Per node: the cells are score x weight, they add up to the total, and the chosen
     node is the one marked."""
-    section = report.page.locator(f'[data-testid=explanation][data-pod="{item["pod"]}"]')
+    within = f'[data-testid=explanation][data-pod="{item["pod"]}"]'
+    nodes = {n["name"]: n for n in item["nodes"]}
     cells: dict[str, int] = {}
-    for el in section.locator("[data-testid=score-cell]").all():
-        node, plugin = el.get_attribute("data-node"), el.get_attribute("data-plugin")
-        expected = next(n for n in item["nodes"] if n["name"] == node)
-        weighted = int(el.get_attribute("data-weighted") or "")
-        assert weighted == expected["scores"][plugin] * item["weights"][plugin]
-        cells[node or ""] = cells.get(node or "", 0) + weighted
+    for cell in report.attrs(
+        "score-cell", "data-node", "data-plugin", "data-weighted", within=within
+    ):
+        node, plugin = cell["data-node"] or "", cell["data-plugin"] or ""
+        weighted = int(cell["data-weighted"] or "")
+        assert weighted == nodes[node]["scores"][plugin] * item["weights"][plugin]
+        cells[node] = cells.get(node, 0) + weighted
     totals = {
-        el.get_attribute("data-node"): el
-        for el in section.locator("[data-testid=node-total]").all()
+        t["data-node"]: t
+        for t in report.attrs(
+            "node-total", "data-node", "data-total", "data-selected", within=within
+        )
     }
-    feasible = {n["name"]: n for n in item["nodes"] if n["feasible"]}
+    feasible = {name: n for name, n in nodes.items() if n["feasible"]}
     assert set(totals) == set(feasible)
-    for name, el in totals.items():
-        assert int(el.get_attribute("data-total") or "") == feasible[name]["score"] == cells[name]
-        assert el.get_attribute("data-selected") == ("true" if name == item["node"] else "false")
+    for name, total in totals.items():
+        assert int(total["data-total"] or "") == feasible[name]["score"] == cells[name]
+        assert total["data-selected"] == ("true" if name == item["node"] else "false")
 
 
 def test_simulate_report_shows_the_document(
@@ -302,3 +307,25 @@ def test_capacity_report_shows_each_total(
     ).is_visible()
     (mix,) = report.attrs("capacity-mix", "data-count")
     assert mix == {"data-count": str(doc["mix"]["count"])}
+
+
+def test_a_500_node_report_opens_cleanly(tmp_path: Path, open_report: Any) -> None:
+    html, doc = big_report(tmp_path)
+    report = open_report(html)
+    assert_clean(report)
+    assert report.page.locator("[data-testid=node-row]").count() == 500
+    assert report.page.locator("[data-testid=heatmap-zone]").count() == 3
+    for item in doc["explained"]:
+        if item["node"] is not None:
+            assert_scores_match(report, item)
+    reason = report.page.locator('[data-testid=pending-reason][data-reason="Insufficient cpu"]')
+    assert reason.get_attribute("data-count") == "50"
+    reason.locator("summary").first.click()
+    pod = reason.locator('[data-testid=pending-pod][data-pod="default/huge-49"]')
+    pod.locator("summary").click()
+    verdicts = report.attrs(
+        "node-verdict", "data-node", "data-verdict", within='[data-pod="default/huge-49"]'
+    )
+    assert len(verdicts) == 500
+    assert {v["data-verdict"] for v in verdicts} == {"Insufficient cpu"}
+    assert_clean(report)
