@@ -215,3 +215,13 @@ def test_the_schema_rejects_a_document_of_another_version(
     data["apiVersion"] = "lab.kubesched.io/v2"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, document.schema())
+
+
+def test_simulate_explains_at_most_ten_pods(
+    files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster, pods = files
+    many = [arg for i in range(11) for arg in ("--explain", f"web-{i}")]
+    assert main(["simulate", "--cluster", str(cluster), "--pods", str(pods), *many]) == 2
+    err = capsys.readouterr().err
+    assert "--explain: at most 10 pods (each adds every node's scores to the report), got 11" in err

@@ -25,6 +25,10 @@ from kubesched.sim import document
 #: The resources always shown first, in this order; extended resources follow by name.
 BASE_RESOURCES = ("cpu", "memory", "pods")
 
+#: An explained pod's score table shows at most this many feasible nodes (the best
+#: totals, the chosen node always among them); the document keeps them all.
+MAX_SCORE_ROWS = 100
+
 #: How ``compare``'s KPIs are titled in the page.
 KPI_TITLES = {
     "placed": "pods placed",
@@ -93,6 +97,7 @@ def _environment() -> Any:
         kebab=_kebab,
     )
     env.globals["kpi_titles"] = KPI_TITLES
+    env.globals["score_rows"] = score_rows
     return env
 
 
@@ -144,6 +149,30 @@ def _zones(usage: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[s
     for node in usage:
         groups.setdefault(node["zone"], []).append(node)
     return sorted(groups.items())
+
+
+def score_rows(item: Mapping[str, Any], limit: int = MAX_SCORE_ROWS) -> dict[str, Any]:
+    """An explained pod's table: the feasible nodes by total (best first, then by name),
+    at most ``limit`` of them with the chosen node always shown; how many more there are;
+    and the rejected nodes grouped by verdict."""
+    feasible = sorted(
+        (n for n in item["nodes"] if n["feasible"]),
+        key=lambda n: (-(n["score"] or 0), n["name"]),
+    )
+    shown = feasible[:limit]
+    chosen = next((n for n in feasible if n["name"] == item["node"]), None)
+    if chosen is not None and chosen not in shown:
+        shown = [*shown[: limit - 1], chosen]
+    rejected: dict[str, list[str]] = {}
+    for n in item["nodes"]:
+        if not n["feasible"]:
+            verdict = f"{n['rejectedBy'] or '-'}: {n['reason'] or ''}"
+            rejected.setdefault(verdict, []).append(n["name"])
+    return {
+        "rows": shown,
+        "hidden": len(feasible) - len(shown),
+        "rejected": sorted(rejected.items()),
+    }
 
 
 def _verdict_total(verdicts: Mapping[str, Sequence[str]]) -> int:

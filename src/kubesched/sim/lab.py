@@ -162,7 +162,16 @@ def simulate(
     )
 
 
+#: At most this many pods per run are explained: each adds every node's scores.
+MAX_EXPLAINED = 10
+
+
 def _explained_keys(names: Sequence[str], pending: Sequence[Pod]) -> list[str]:
+    if len(names) > MAX_EXPLAINED:
+        raise InputError(
+            f"--explain: at most {MAX_EXPLAINED} pods (each adds every node's scores to the "
+            f"report), got {len(names)}"
+        )
     keys = {p.key for p in pending}
     out = []
     for name in names:
