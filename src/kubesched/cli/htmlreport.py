@@ -95,6 +95,7 @@ def _environment() -> Any:
         heat=_heat,
         resources=_resources,
         kebab=_kebab,
+        kpi=_kpi,
     )
     env.globals["kpi_titles"] = KPI_TITLES
     env.globals["score_rows"] = score_rows
@@ -201,8 +202,17 @@ def _heat(amount: Mapping[str, int] | None) -> str:
     return f"hsl({hue},70%,{light}%)"
 
 
+def _kpi(value: float, name: str) -> str:
+    """A KPI as people read it: utilisations (``cpu.mean``) as percentages."""
+    if name.startswith(("cpu.", "memory.")):
+        return f"{100 * value:.1f}%"
+    return f"{value:g}"
+
+
 def _amount(value: int, resource: str) -> str:
     """A resource amount as people read it: cores, GiB / MiB, or a plain count."""
+    if value < 0:
+        return "-" + _amount(-value, resource)
     if resource == "cpu":
         return f"{value / 1000:g}" if value % 10 == 0 else f"{value}m"
     if resource == "memory" or resource.endswith("storage"):
