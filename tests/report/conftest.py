@@ -29,8 +29,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Browser]:
+    # One browser per test: Playwright's sync API keeps an event loop running in this
+    # thread while it is open, and tests that follow in the same worker call asyncio.run.
     if not CHROMIUM.exists():
         pytest.fail(
             f"{CHROMIUM} is missing: ./dev test installs it (apt-get install -y chromium); "

@@ -132,6 +132,8 @@ def test_simulate_report_shows_the_document(
     reason.locator("summary").first.click()
     pod = reason.locator('[data-testid=pending-pod][data-pod="default/huge-1"]')
     pod.locator("summary").click()
+    # The verdicts are drawn by the page's toggle handler, which runs after the click.
+    pod.locator("[data-testid=node-verdict]").first.wait_for(state="visible")
     verdicts = {
         el.get_attribute("data-node"): el.get_attribute("data-verdict")
         for el in pod.locator("[data-testid=node-verdict]").all()
@@ -333,6 +335,8 @@ def test_a_500_node_report_opens_cleanly(tmp_path: Path, open_report: Any) -> No
     reason.locator("summary").first.click()
     pod = reason.locator('[data-testid=pending-pod][data-pod="default/huge-49"]')
     pod.locator("summary").click()
+    # The verdicts are drawn by the page's toggle handler, which runs after the click.
+    pod.locator("[data-testid=node-verdict]").first.wait_for(state="visible")
     verdicts = report.attrs(
         "node-verdict", "data-node", "data-verdict", within='[data-pod="default/huge-49"]'
     )
