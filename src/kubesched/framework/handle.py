@@ -207,6 +207,7 @@ class StaticClusterLister:
         self._csi_drivers: dict[str, CSIDriver] = {}
         self._capacities: dict[str, CSIStorageCapacity] = {}
         self._attachments: dict[str, VolumeAttachment] = {}
+        self._attachments_by_node: dict[str, list[VolumeAttachment]] | None = None
         self._version = 0
         for obj in storage:
             self.put(obj)
@@ -234,13 +235,17 @@ class StaticClusterLister:
         store, key = self._store(obj)
         if store.get(key) != obj:
             store[key] = obj
-            self._version += 1
+            self._changed()
 
     def delete(self, obj: StorageObject) -> None:
         """Remove the object of ``obj``'s kind and name, if present."""
         store, key = self._store(obj)
         if store.pop(key, None) is not None:
-            self._version += 1
+            self._changed()
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._attachments_by_node = None
 
     def storage_version(self) -> int:
         return self._version
@@ -282,7 +287,13 @@ class StaticClusterLister:
         return list(self._capacities.values())
 
     def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]:
-        return [a for a in self._attachments.values() if a.node_name == node_name]
+        by_node = self._attachments_by_node
+        if by_node is None:
+            # Indexed on first use after a change: NodeVolumeLimits asks for every node.
+            by_node = self._attachments_by_node = {}
+            for attachment in self._attachments.values():
+                by_node.setdefault(attachment.node_name, []).append(attachment)
+        return by_node.get(node_name, [])
 
 
 class NoClient:
