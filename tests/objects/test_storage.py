@@ -351,3 +351,25 @@ def test_an_ephemeral_claim_must_be_controlled_by_its_pod() -> None:
     assert claim_is_for_pod("default", "web", "pod-uid", stranger) == (
         "PVC default/web-scratch was not created for pod default/web (pod is not owner)"
     )
+
+
+def test_the_change_log_names_what_changed_and_forgets_what_is_too_old() -> None:
+    from kubesched.objects.storage.changes import ChangeLog, change_key
+    from kubesched.testing.storage_wrappers import make_volume_attachment
+
+    log = ChangeLog(limit=3)
+    assert log.since(0) == ()
+    log.record(change_key(make_pvc("data").obj()))
+    log.record(change_key(make_pv("pv-1").obj()))
+    log.record(change_key(make_volume_attachment("va", "d", "node-1")))
+    assert log.since(1) == ["PersistentVolume/pv-1", "VolumeAttachment@node-1"]
+    assert log.since(0) == [
+        "PersistentVolumeClaim/default/data",
+        "PersistentVolume/pv-1",
+        "VolumeAttachment@node-1",
+    ]
+    log.record(change_key(make_storage_class("fast").obj()), "StorageClass/slow")
+    assert log.since(3) == ["StorageClass/fast", "StorageClass/slow"]
+    # Four changes, three remembered: version 0 is out of reach.
+    assert log.since(0) is None
+    assert log.since(log.version) == ()

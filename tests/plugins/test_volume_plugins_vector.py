@@ -162,7 +162,9 @@ def test_vector_filters_match_per_node(cluster: dict[str, Any], data: st.DataObj
             compare(plugin, handle, pod)
         # Change the cluster between pods: a pod comes or goes, a claim gets bound, a
         # CSINode's limit changes; the kept counts must follow.
-        change = data.draw(st.sampled_from(("add", "remove", "bind", "limit")))
+        change = data.draw(
+            st.sampled_from(("add", "remove", "bind", "limit", "attach", "detach", "handle"))
+        )
         if change == "add":
             node = data.draw(st.sampled_from(cluster["nodes"]))
             handle.snapshot.add_pod(pod.evolve(node_name=node.name, name=f"added{i}"))
@@ -171,10 +173,23 @@ def test_vector_filters_match_per_node(cluster: dict[str, Any], data: st.DataObj
         elif change == "bind":
             claim = data.draw(st.sampled_from(cluster["claims"]))
             handle.cluster.put(make_pvc(claim).volume_name("pv0").obj())
-        else:
+        elif change == "limit":
             node = data.draw(st.sampled_from(cluster["nodes"]))
             limit = data.draw(st.integers(0, 3))
             handle.cluster.put(make_csi_node(node.name).driver(DRIVERS[0], limit).obj())
+        elif change == "attach":
+            node = data.draw(st.sampled_from(cluster["nodes"]))
+            va = make_volume_attachment(f"va-new{i}", DRIVERS[0], node.name, "pv0")
+            handle.cluster.put(va)
+        elif change == "detach":
+            attachments = [
+                a for n in cluster["nodes"] for a in handle.cluster.volume_attachments(n.name)
+            ]
+            if attachments:
+                handle.cluster.delete(data.draw(st.sampled_from(attachments)))
+        else:
+            # The volume behind claims gets another driver and handle.
+            handle.cluster.put(make_pv("pv0").capacity("1Gi").csi(DRIVERS[1], f"moved{i}").obj())
 
 
 def test_the_random_clusters_reach_rejections() -> None:

@@ -34,6 +34,7 @@ from kubesched.objects.storage import (
     StorageObject,
     VolumeAttachment,
 )
+from kubesched.objects.storage.changes import ChangeLog, change_key
 
 __all__ = [
     "ClusterClient",
@@ -92,6 +93,12 @@ class ClusterLister(Protocol):
     def storage_version(self) -> int:
         """A number that changes whenever any storage object above changes, so that a
         plugin may keep what it derived from them until it does."""
+        ...
+
+    def storage_changes(self, since: int) -> Sequence[str] | None:
+        """The keys of the storage objects changed after version ``since``
+        (``kubesched.objects.storage.changes.change_key``), or None when they are no
+        longer known (then everything may have changed)."""
         ...
 
 
@@ -208,7 +215,7 @@ class StaticClusterLister:
         self._capacities: dict[str, CSIStorageCapacity] = {}
         self._attachments: dict[str, VolumeAttachment] = {}
         self._attachments_by_node: dict[str, list[VolumeAttachment]] | None = None
-        self._version = 0
+        self._log = ChangeLog()
         for obj in storage:
             self.put(obj)
 
@@ -233,22 +240,30 @@ class StaticClusterLister:
     def put(self, obj: StorageObject) -> None:
         """Add ``obj``, or replace the object of its kind and name."""
         store, key = self._store(obj)
-        if store.get(key) != obj:
+        old = store.get(key)
+        if old != obj:
             store[key] = obj
-            self._changed()
+            self._changed(obj, old)
 
     def delete(self, obj: StorageObject) -> None:
         """Remove the object of ``obj``'s kind and name, if present."""
         store, key = self._store(obj)
-        if store.pop(key, None) is not None:
-            self._changed()
+        old = store.pop(key, None)
+        if old is not None:
+            self._changed(old)
 
-    def _changed(self) -> None:
-        self._version += 1
+    def _changed(self, obj: StorageObject, old: StorageObject | None = None) -> None:
+        keys = {change_key(obj)}
+        if old is not None:
+            keys.add(change_key(old))  # a VolumeAttachment moved to another node
+        self._log.record(*sorted(keys))
         self._attachments_by_node = None
 
     def storage_version(self) -> int:
-        return self._version
+        return self._log.version
+
+    def storage_changes(self, since: int) -> Sequence[str] | None:
+        return self._log.since(since)
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return self._pdbs

@@ -32,6 +32,7 @@ from kubesched.objects.storage import (
     StorageClass,
     VolumeAttachment,
 )
+from kubesched.objects.storage.changes import ChangeLog, change_key
 
 __all__ = ["StorageListers"]
 
@@ -63,7 +64,7 @@ class StorageListers:
         self.attachment_informer.add_handler(
             self._attachment_added, self._attachment_updated, self._attachment_deleted
         )
-        self._version = 0
+        self._log = ChangeLog()
         for informer in self.storage_informers:
             informer.add_handler(self._changed, self._updated, self._changed)
 
@@ -122,13 +123,17 @@ class StorageListers:
 
     def storage_version(self) -> int:
         """Changes whenever a storage object does (an informer event)."""
-        return self._version
+        return self._log.version
 
-    def _changed(self, obj: object) -> None:
-        self._version += 1
+    def storage_changes(self, since: int) -> Sequence[str] | None:
+        """The change keys of the storage objects changed after version ``since``."""
+        return self._log.since(since)
 
-    def _updated(self, old: object, new: object) -> None:
-        self._version += 1
+    def _changed(self, obj: Any) -> None:
+        self._log.record(change_key(obj))
+
+    def _updated(self, old: Any, new: Any) -> None:
+        self._log.record(*sorted({change_key(old), change_key(new)}))
 
     def _attachment_added(self, va: VolumeAttachment) -> None:
         self._by_node.setdefault(va.node_name, {})[va.name] = va

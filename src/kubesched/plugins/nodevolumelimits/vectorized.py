@@ -4,9 +4,10 @@ The per-node Filter resolves the volumes of every pod on a node, for every node,
 pod scheduled — upstream's cost, and too much in Python at thousands of nodes. Here the
 volumes attached to each node (by its pods, and by VolumeAttachments) are resolved once
 and kept, per driver, as count columns; a node is resolved again only when a pod with
-storage volumes comes to it or leaves it (``NodeTable.volume_versions``), and every node
-when a storage object changes (``ClusterLister.storage_version``) or the nodes do (a new
-table). The pod being scheduled is resolved once per kind of CSINode (none, or its
+storage volumes comes to it or leaves it (``NodeTable.volume_versions``), or when a
+storage object its resolution read changes (``ClusterLister.storage_changes``); every node
+when a CSINode changes, when the log of changes no longer reaches back, or when the nodes
+change (a new table). The pod being scheduled is resolved once per kind of CSINode (none, or its
 migrated plugins), which is all its resolution depends on. The test suite holds the
 answers to the per-node Filter's.
 """
@@ -24,8 +25,22 @@ from kubesched.framework.interface import Status
 from kubesched.framework.types import NodeInfo
 from kubesched.framework.vector import NodeVerdicts
 from kubesched.objects.pod import Pod
-from kubesched.objects.storage import CSINode
+from kubesched.objects.storage import (
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
+from kubesched.objects.storage.changes import (
+    attachments_key,
+    claim_key,
+    class_key,
+    csi_node_key,
+    volume_key,
+)
 from kubesched.plugins.nodevolumelimits.volumes import (
+    StorageReader,
     attachable_volumes,
     attachment_volumes,
     volume_limits,
@@ -34,6 +49,33 @@ from kubesched.plugins.nodevolumelimits.volumes import (
 IntArray = npt.NDArray[np.int64]
 
 _EXCEEDED = Status.unschedulable("node(s) exceed max volume count")
+_CSI_NODE = csi_node_key("")
+_ATTACHMENTS = attachments_key("")
+
+
+class _RecordingReader:
+    """A StorageReader that remembers the change key of every lookup (found or not: a
+    claim missing now counts once it is created)."""
+
+    def __init__(self, reader: StorageReader) -> None:
+        self._reader = reader
+        self.keys: set[str] = set()
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None:
+        self.keys.add(volume_key(name))
+        return self._reader.persistent_volume(name)
+
+    def persistent_volume_claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        self.keys.add(claim_key(namespace, name))
+        return self._reader.persistent_volume_claim(namespace, name)
+
+    def storage_class(self, name: str) -> StorageClass | None:
+        self.keys.add(class_key(name))
+        return self._reader.storage_class(name)
+
+    def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]:
+        # Changes of a node's attachments are matched to the node's row directly.
+        return self._reader.volume_attachments(node_name)
 
 
 class NodeAttachments:
@@ -61,6 +103,11 @@ class NodeAttachments:
         self._attached: dict[str, IntArray] = {}
         #: Unique volume name → rows whose pods use it.
         self._rows_of: dict[str, set[int]] = {}
+        self._names: list[str] = []
+        #: Per row, the change keys of the storage objects its resolution read, and the
+        #: reverse: a change of one of them resolves those rows again.
+        self._row_deps: dict[int, set[str]] = {}
+        self._dependents: dict[str, set[int]] = {}
 
     # --- keeping in step ---------------------------------------------------------------
 
@@ -73,14 +120,29 @@ class NodeAttachments:
     ) -> None:
         """Bring the counts up to date with ``table`` (whose rows are ``infos``)."""
         version = cluster.storage_version()
-        if table is not self._table or version != self._storage_version:
+        if table is not self._table:
             self._rebuild(table, infos, cluster, prefix, version)
             return
+        stale: set[int] = set()
+        if version != self._storage_version:
+            changes = cluster.storage_changes(self._storage_version)
+            if changes is None or any(k.startswith(_CSI_NODE) for k in changes):
+                # Limits and migrations come from the CSINodes: start over.
+                self._rebuild(table, infos, cluster, prefix, version)
+                return
+            self._storage_version = version
+            for key in changes:
+                stale |= self._dependents.get(key, set())
+                if key.startswith(_ATTACHMENTS):
+                    row = table.rows.get(key[len(_ATTACHMENTS) :])
+                    if row is not None:
+                        stale.add(row)
         changed = np.flatnonzero(table.volume_versions != self._versions)
         if len(changed):
-            for row in changed.tolist():
-                self._resolve_row(row, infos[row], cluster, prefix)
+            stale.update(changed.tolist())
             self._versions[changed] = table.volume_versions[changed]
+        for row in sorted(stale):
+            self._resolve_row(row, infos[row], cluster, prefix)
 
     def _rebuild(
         self,
@@ -92,6 +154,7 @@ class NodeAttachments:
     ) -> None:
         n = table.size
         self._table = table
+        self._names = table.names
         self._storage_version = version
         self._versions = table.volume_versions.copy()
         self._csi_nodes = [cluster.csi_node(name) for name in table.names]
@@ -121,16 +184,16 @@ class NodeAttachments:
         self._errors = {}
         self._attached = {}
         self._rows_of = {}
-        for row, name in enumerate(table.names):
-            va = attachment_volumes(name, cluster)
-            if va:
-                self._va_volumes[row] = va
-        rows = set(np.flatnonzero(table.disk_pods).tolist()) | set(self._va_volumes)
+        self._row_deps = {}
+        self._dependents = {}
+        rows = set(np.flatnonzero(table.disk_pods).tolist())
+        rows.update(row for row, name in enumerate(table.names) if cluster.volume_attachments(name))
         for row in sorted(rows):
             self._resolve_row(row, infos[row], cluster, prefix)
 
-    def _resolve_row(self, row: int, info: NodeInfo, cluster: ClusterLister, prefix: str) -> None:
-        """Resolve the volumes of node ``row`` again, and its counts."""
+    def _resolve_row(self, row: int, info: NodeInfo, cluster: StorageReader, prefix: str) -> None:
+        """Resolve the volumes of node ``row`` (its pods', its VolumeAttachments') again,
+        its counts, and which storage objects they were read from."""
         old = self._pod_volumes.pop(row, {})
         for unique in old:
             rows = self._rows_of.get(unique)
@@ -138,16 +201,32 @@ class NodeAttachments:
                 rows.discard(row)
                 if not rows:
                     del self._rows_of[unique]
+        for key in self._row_deps.pop(row, ()):
+            dependents = self._dependents.get(key)
+            if dependents is not None:
+                dependents.discard(row)
+                if not dependents:
+                    del self._dependents[key]
         self._errors.pop(row, None)
         for column in self._attached.values():
             column[row] = 0
+        reader = _RecordingReader(cluster)
         csi_node = self._csi_nodes[row]
         volumes: dict[str, str] = {}
         for pod_info in info.pods:
-            status = attachable_volumes(pod_info.pod, csi_node, cluster, False, prefix, volumes)
+            status = attachable_volumes(pod_info.pod, csi_node, reader, False, prefix, volumes)
             if status is not None:
                 self._errors[row] = status
                 break
+        va = attachment_volumes(self._names[row], reader)
+        if va:
+            self._va_volumes[row] = va
+        else:
+            self._va_volumes.pop(row, None)
+        if reader.keys:
+            self._row_deps[row] = reader.keys
+            for key in reader.keys:
+                self._dependents.setdefault(key, set()).add(row)
         if volumes:
             self._pod_volumes[row] = volumes
             for unique in volumes:

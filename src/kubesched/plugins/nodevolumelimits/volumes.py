@@ -11,15 +11,18 @@ handle of its own (so two pods sharing the unbound claim still count once).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-from kubesched.framework.handle import ClusterLister
 from kubesched.framework.interface import Status
 from kubesched.objects.pod import Pod
 from kubesched.objects.storage import (
     CSINode,
     CSISource,
+    PersistentVolume,
     PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
     claim_is_for_pod,
 )
 from kubesched.objects.storage.sources import DiskSource
@@ -34,7 +37,27 @@ from kubesched.objects.storage.translation import (
 )
 from kubesched.plugins.helper import not_found
 
-__all__ = ["attachable_volumes", "attachment_volumes", "counts_volumes", "volume_limits"]
+__all__ = [
+    "StorageReader",
+    "attachable_volumes",
+    "attachment_volumes",
+    "counts_volumes",
+    "volume_limits",
+]
+
+
+class StorageReader(Protocol):
+    """The lookups resolving volumes takes (a ``ClusterLister`` is one)."""
+
+    def persistent_volume(self, name: str) -> PersistentVolume | None: ...
+
+    def persistent_volume_claim(
+        self, namespace: str, name: str
+    ) -> PersistentVolumeClaim | None: ...
+
+    def storage_class(self, name: str) -> StorageClass | None: ...
+
+    def volume_attachments(self, node_name: str) -> Sequence[VolumeAttachment]: ...
 
 
 def counts_volumes(pod: Pod) -> bool:
@@ -49,7 +72,7 @@ def counts_volumes(pod: Pod) -> bool:
 def attachable_volumes(
     pod: Pod,
     csi_node: CSINode | None,
-    cluster: ClusterLister,
+    cluster: StorageReader,
     new_pod: bool,
     random_prefix: str,
     out: dict[str, str],
@@ -96,7 +119,7 @@ def attachable_volumes(
 def _claim_driver(
     claim: PersistentVolumeClaim,
     csi_node: CSINode | None,
-    cluster: ClusterLister,
+    cluster: StorageReader,
     random_prefix: str,
 ) -> tuple[str, str]:
     """(driver, handle) of a claim's volume; ("", "") when it does not count."""
@@ -121,7 +144,7 @@ def _claim_driver(
 def _class_driver(
     claim: PersistentVolumeClaim,
     csi_node: CSINode | None,
-    cluster: ClusterLister,
+    cluster: StorageReader,
     random_prefix: str,
 ) -> tuple[str, str]:
     class_name = claim.storage_class_name
@@ -151,7 +174,7 @@ def volume_limits(csi_node: CSINode | None) -> Mapping[str, int]:
     }
 
 
-def attachment_volumes(node_name: str, cluster: ClusterLister) -> dict[str, str]:
+def attachment_volumes(node_name: str, cluster: StorageReader) -> dict[str, str]:
     """The volumes VolumeAttachments say are attached to the node (unique name → driver):
     those of CSI PersistentVolumes, by attacher and the volume's handle. A volume still
     being detached from a deleted pod counts until its VolumeAttachment is gone."""
