@@ -56,6 +56,27 @@ ROOTS = (
             "ServiceList",
             "ReplicationController",
             "ReplicationControllerList",
+            "PersistentVolume",
+            "PersistentVolumeList",
+            "PersistentVolumeClaim",
+            "PersistentVolumeClaimList",
+        )
+    ),
+    *(
+        "io.k8s.api.storage.v1." + kind
+        for kind in (
+            "StorageClass",
+            "StorageClassList",
+            "CSINode",
+            "CSINodeList",
+            "CSIDriver",
+            "CSIDriverList",
+            "CSIStorageCapacity",
+            "CSIStorageCapacityList",
+            "VolumeAttachment",
+            "VolumeAttachmentList",
+            "VolumeAttributesClass",
+            "VolumeAttributesClassList",
         )
     ),
     "io.k8s.api.events.v1.Event",

@@ -314,6 +314,61 @@ SECRETS = Resource("", "v1", "secrets", "Secret", True, "secret", fields=("type"
 SERVICEACCOUNTS = Resource(
     "", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount", ("sa",)
 )
+# Storage: core/v1 volumes and claims (their field selectors keep upstream's legacy
+# ``name`` label, "a bug, but we need to support it"), and storage.k8s.io/v1.
+PERSISTENTVOLUMES = Resource(
+    "",
+    "v1",
+    "persistentvolumes",
+    "PersistentVolume",
+    False,
+    "persistentvolume",
+    ("pv",),
+    ("status",),
+    fields=("name",),
+)
+PERSISTENTVOLUMECLAIMS = Resource(
+    "",
+    "v1",
+    "persistentvolumeclaims",
+    "PersistentVolumeClaim",
+    True,
+    "persistentvolumeclaim",
+    ("pvc",),
+    ("status",),
+    fields=("name",),
+)
+STORAGECLASSES = Resource(
+    "storage.k8s.io", "v1", "storageclasses", "StorageClass", False, "storageclass", ("sc",)
+)
+CSINODES = Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, "csinode")
+CSIDRIVERS = Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, "csidriver")
+CSISTORAGECAPACITIES = Resource(
+    "storage.k8s.io",
+    "v1",
+    "csistoragecapacities",
+    "CSIStorageCapacity",
+    True,
+    "csistoragecapacity",
+)
+VOLUMEATTACHMENTS = Resource(
+    "storage.k8s.io",
+    "v1",
+    "volumeattachments",
+    "VolumeAttachment",
+    False,
+    "volumeattachment",
+    subresources=("status",),
+)
+VOLUMEATTRIBUTESCLASSES = Resource(
+    "storage.k8s.io",
+    "v1",
+    "volumeattributesclasses",
+    "VolumeAttributesClass",
+    False,
+    "volumeattributesclass",
+    ("vac",),
+)
 #: events.k8s.io/v1 events: the core/v1 events under upstream's other field names.
 EVENTS_V1 = Resource(
     "events.k8s.io",
@@ -422,6 +477,14 @@ BUILTIN: tuple[Resource, ...] = (
     CONTROLLERREVISIONS,
     JOBS,
     CRONJOBS,
+    PERSISTENTVOLUMES,
+    PERSISTENTVOLUMECLAIMS,
+    STORAGECLASSES,
+    CSINODES,
+    CSIDRIVERS,
+    CSISTORAGECAPACITIES,
+    VOLUMEATTACHMENTS,
+    VOLUMEATTRIBUTESCLASSES,
     EVENTS_V1,
     CUSTOMRESOURCEDEFINITIONS,
     DEVICECLASSES,

@@ -13,7 +13,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.apiserver import crd, draadmission, errors, fieldvalidation, priority, strategy
+from kubesched.apiserver import (
+    crd,
+    draadmission,
+    errors,
+    fieldvalidation,
+    priority,
+    storage,
+    strategy,
+)
 from kubesched.apiserver.admission import check_body, default_on_create, default_on_write
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
 from kubesched.apiserver.resources import (
@@ -76,6 +84,7 @@ def create(
     if uid:
         obj["metadata"]["uid"] = uid
     strategy.prepare_for_create(res, obj)
+    storage.prepare_for_create(res, obj)
     _admit(store, res, obj, creating=True)
     validate_create(res, obj, view)
     return 201, _written(store, res, store.create(res, obj, namespace, uid))
@@ -86,6 +95,8 @@ def _admit(store: Store, res: Resource, obj: Object, creating: bool) -> None:
     # the strategies of CRDs and custom resources (defaulting, pruning, validation).
     if res.plural == "pods" and creating:
         priority.admit_pod(store, obj)
+    elif creating and storage.admits(res):
+        storage.admit_create(store, res, obj)
     elif res is PRIORITYCLASSES:
         priority.admit_priority_class(store, obj)
     elif res is CUSTOMRESOURCEDEFINITIONS:
@@ -127,12 +138,16 @@ def update(
 def _validator(
     res: Resource, sub: str, view: Resource | None = None, store: Store | None = None
 ) -> Callable[[Object, Object], None]:
-    # Run by the store on the object as it would be stored (status kept or replaced).
+    # Run by the store on the object as it would be stored (status kept or replaced);
+    # validating admission (PersistentVolumeClaimResize) runs after validation, as upstream.
     def check(new: Object, old: Object) -> None:
         strategy.prepare_for_update(res, new, old, sub)
+        storage.prepare_for_update(res, new, old, sub)
         validate_update(res, new, old, sub, view)
         if res is RESOURCECLAIMS and sub == "status" and store is not None:
             draadmission.check_status(store, new, old)
+        if store is not None:
+            storage.validate_update(store, res, new, old, sub)
 
     return check
 

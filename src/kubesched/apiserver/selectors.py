@@ -125,6 +125,8 @@ def field_value(obj: Mapping[str, Any], path: str) -> str:
     """The string a field selector compares for ``path`` (``""`` when unset)."""
     if path == "source":  # events: source.component
         path = "source.component"
+    elif path == "name":  # persistent volumes and claims: their legacy label for metadata.name
+        path = "metadata.name"
     elif path == "status.successful":  # jobs: JobToSelectableFields, a count (0 if unset)
         succeeded = (obj.get("status") or {}).get("succeeded")
         return str(succeeded if isinstance(succeeded, int) else 0)

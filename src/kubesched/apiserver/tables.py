@@ -5,8 +5,8 @@ columns the server returns. The columns and cells follow kube-apiserver's printe
 (``pkg/printers/internalversion/printers.go``: ``printPod``, ``printNode``,
 ``printEvent`` for both event APIs); the server
 fills the wide columns too (priority 1), and kubectl shows them with ``-o wide``. Other
-resources get their printers from :mod:`.printers`, the rest upstream's default table
-(Name, Created At); custom resources get Name and
+resources get their printers from :mod:`.printers` and :mod:`.printers_storage`, the
+rest upstream's default table (Name, Created At); custom resources get Name and
 their CRD's ``additionalPrinterColumns`` (simple ``.a.b`` JSON paths). Ages are
 ``duration.HumanDuration`` of the time since ``creationTimestamp``. Each row carries the
 object as ``includeObject`` asks: ``Metadata`` (the default, a PartialObjectMetadata),
@@ -23,6 +23,7 @@ from typing import Any
 from kubesched.apiserver import errors
 from kubesched.apiserver.printers import PRINTERS
 from kubesched.apiserver.printers_resource import RESOURCE_PRINTERS
+from kubesched.apiserver.printers_storage import STORAGE_PRINTERS
 from kubesched.apiserver.table_cells import (
     AGE_DOC,
     NAME_DOC,
@@ -323,6 +324,7 @@ _PRINTERS: dict[str, tuple[list[Column], Callable[[Object, datetime], Cells]]] =
     "events": (EVENT_COLUMNS, event_cells),
     **PRINTERS,
     **RESOURCE_PRINTERS,
+    **STORAGE_PRINTERS,
 }
 
 

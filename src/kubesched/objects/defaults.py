@@ -11,7 +11,8 @@ Active and the ``kubernetes.io/metadata.name`` label. Container fields upstream 
 (pull and termination message policies, port protocols, probe settings) are not written
 into pods: :mod:`kubesched.objects.validation` reads them with their defaults when
 absent. Workloads (and their pod templates, fully) and Secrets get upstream's
-``SetDefaults_*`` from :mod:`kubesched.objects.defaults_workloads`.
+``SetDefaults_*`` from :mod:`kubesched.objects.defaults_workloads`, the storage kinds
+from :mod:`kubesched.objects.defaults_storage`.
 
 The embedded API server applies :func:`on_create` / :func:`on_write` to every body; the
 simulator's file loaders apply :func:`on_create` to every object they read, so that both
@@ -23,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.objects.defaults_resource import RESOURCE_DEFAULTERS
+from kubesched.objects.defaults_storage import DEFAULTERS as STORAGE_DEFAULTERS
 from kubesched.objects.defaults_workloads import DEFAULTERS
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.pod import qos_class_of
@@ -44,7 +46,12 @@ def on_create(kind: str, obj: Object) -> None:
             qos = qos_class(obj)
             if qos:
                 status["qosClass"] = qos
-    elif kind == "Node" or kind in DEFAULTERS or kind in RESOURCE_DEFAULTERS:
+    elif (
+        kind == "Node"
+        or kind in DEFAULTERS
+        or kind in RESOURCE_DEFAULTERS
+        or kind in STORAGE_DEFAULTERS
+    ):
         on_write(kind, obj)
     elif kind == "Namespace":
         obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
@@ -67,6 +74,8 @@ def on_write(kind: str, obj: Object) -> None:
         DEFAULTERS[kind](obj)
     elif kind in RESOURCE_DEFAULTERS:
         RESOURCE_DEFAULTERS[kind](obj)
+    elif kind in STORAGE_DEFAULTERS:
+        STORAGE_DEFAULTERS[kind](obj)
 
 
 def pod_spec(obj: Object) -> None:

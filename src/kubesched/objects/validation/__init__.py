@@ -65,6 +65,13 @@ from kubesched.objects.validation.kinds import (
     service,
 )
 from kubesched.objects.validation.node import node, node_status
+from kubesched.objects.validation.persistentvolume import (
+    persistent_volume,
+    persistent_volume_claim,
+    persistent_volume_claim_status,
+    persistent_volume_claim_update,
+    persistent_volume_update,
+)
 from kubesched.objects.validation.pod import pod_create, pod_metadata_and_spec
 from kubesched.objects.validation.pod_update import pod_status_update, pod_update
 from kubesched.objects.validation.policy import pod_disruption_budget
@@ -82,6 +89,20 @@ from kubesched.objects.validation.resource import (
 from kubesched.objects.validation.scheduling import priority_class, priority_class_update
 from kubesched.objects.validation.secret import secret, secret_update
 from kubesched.objects.validation.statefulset import stateful_set, stateful_set_status
+from kubesched.objects.validation.storage import (
+    csi_driver,
+    csi_driver_update,
+    csi_node,
+    csi_node_update,
+    csi_storage_capacity,
+    csi_storage_capacity_update,
+    storage_class,
+    storage_class_update,
+    volume_attachment,
+    volume_attachment_update,
+    volume_attributes_class,
+    volume_attributes_class_update,
+)
 from kubesched.objects.validation.types import check_types
 from kubesched.objects.validation.workloads import replica_set, replication_controller
 
@@ -148,6 +169,14 @@ CREATE: dict[str, Callable[[Object], Errors]] = {
     "ResourceClaim": resource_claim,
     "ResourceClaimTemplate": resource_claim_template,
     "ResourceSlice": resource_slice,
+    "PersistentVolume": persistent_volume,
+    "PersistentVolumeClaim": persistent_volume_claim,
+    "StorageClass": storage_class,
+    "CSINode": csi_node,
+    "CSIDriver": csi_driver,
+    "CSIStorageCapacity": csi_storage_capacity,
+    "VolumeAttachment": volume_attachment,
+    "VolumeAttributesClass": volume_attributes_class,
 }
 
 
@@ -174,6 +203,14 @@ UPDATE: dict[str, Callable[[Object, Object], Errors]] = {
     "ResourceClaim": resource_claim_update,
     "ResourceClaimTemplate": resource_claim_template_update,
     "ResourceSlice": resource_slice_update,
+    "PersistentVolume": persistent_volume_update,
+    "PersistentVolumeClaim": persistent_volume_claim_update,
+    "StorageClass": storage_class_update,
+    "CSINode": csi_node_update,
+    "CSIDriver": csi_driver_update,
+    "CSIStorageCapacity": lambda n, o: csi_storage_capacity(n) + csi_storage_capacity_update(n, o),
+    "VolumeAttachment": volume_attachment_update,
+    "VolumeAttributesClass": volume_attributes_class_update,
 }
 #: Status subresource writes: what each kind's status strategy validates.
 STATUS: dict[str, Callable[[Object], Errors]] = {
@@ -185,6 +222,8 @@ STATUS: dict[str, Callable[[Object], Errors]] = {
     "StatefulSet": stateful_set_status,
     "DaemonSet": daemon_set_status,
     "Job": job_status,
+    "PersistentVolumeClaim": persistent_volume_claim_status,
+    "VolumeAttachment": volume_attachment,
 }
 
 #: Status writes whose strategy compares with the object before the write.

@@ -360,6 +360,11 @@ _CONTENTS = {
     "projected": _projected,
 }
 
+#: The checks of the sources a PersistentVolume shares with pod volumes
+#: (:mod:`.persistentvolume`).
+host_path_source = _host_path
+nfs_source = _nfs
+
 
 # -- paths ----------------------------------------------------------------------------------
 
