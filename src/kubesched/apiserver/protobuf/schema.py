@@ -1,8 +1,8 @@
 """Message descriptors and classes for the Kubernetes protobuf wire format, built from our tables.
 
 The tables (:mod:`.table_meta`, :mod:`.table_core`, :mod:`.table_volumes`,
-:mod:`.table_groups`, :mod:`.table_auth`) list each message's fields in a compact
-notation; this module reads them into :class:`Field` records, builds one proto2
+:mod:`.table_groups`, :mod:`.table_storage`, :mod:`.table_auth`) list each message's fields
+in a compact notation; this module reads them into :class:`Field` records, builds one proto2
 ``FileDescriptorProto`` per upstream package, loads them into a private descriptor pool
 and makes the message classes with the ``protobuf`` runtime. :func:`schema` does that
 once, on first use, and caches it.
@@ -45,6 +45,7 @@ from kubesched.apiserver.protobuf.table_groups import (
     SCHEDULING,
 )
 from kubesched.apiserver.protobuf.table_meta import META
+from kubesched.apiserver.protobuf.table_storage import PERSISTENT_VOLUMES, STORAGE
 from kubesched.apiserver.protobuf.table_volumes import VOLUMES
 
 #: Short package names (as the tables write them) → proto package, in dependency order.
@@ -58,6 +59,7 @@ PACKAGES: dict[str, str] = {
     "scheduling": "k8s.io.api.scheduling.v1",
     "coordination": "k8s.io.api.coordination.v1",
     "events": "k8s.io.api.events.v1",
+    "storage": "k8s.io.api.storage.v1",
     "apps": "k8s.io.api.apps.v1",
     "batch": "k8s.io.api.batch.v1",
     "autoscaling": "k8s.io.api.autoscaling.v1",
@@ -93,11 +95,12 @@ SPECIAL: dict[str, str] = {
 
 _TABLES: dict[str, tuple[Mapping[str, str], ...]] = {
     "meta": (META,),
-    "core": (CORE, VOLUMES),
+    "core": (CORE, VOLUMES, PERSISTENT_VOLUMES),
     "policy": (POLICY,),
     "scheduling": (SCHEDULING,),
     "coordination": (COORDINATION,),
     "events": (EVENTS,),
+    "storage": (STORAGE,),
     "apps": (APPS,),
     "batch": (BATCH,),
     "autoscaling": (AUTOSCALING,),
@@ -117,11 +120,19 @@ KINDS: dict[tuple[str, str], str] = {
     ("v1", "Pod"): "core.Pod",
     ("v1", "Node"): "core.Node",
     ("v1", "ReplicationController"): "core.ReplicationController",
+    ("v1", "PersistentVolume"): "core.PersistentVolume",
+    ("v1", "PersistentVolumeClaim"): "core.PersistentVolumeClaim",
     ("policy/v1", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
     ("policy/v1", "Eviction"): "policy.Eviction",
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.PriorityClass",
     ("coordination.k8s.io/v1", "Lease"): "coordination.Lease",
     ("events.k8s.io/v1", "Event"): "events.Event",
+    ("storage.k8s.io/v1", "StorageClass"): "storage.StorageClass",
+    ("storage.k8s.io/v1", "CSINode"): "storage.CSINode",
+    ("storage.k8s.io/v1", "CSIDriver"): "storage.CSIDriver",
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): "storage.CSIStorageCapacity",
+    ("storage.k8s.io/v1", "VolumeAttachment"): "storage.VolumeAttachment",
+    ("storage.k8s.io/v1", "VolumeAttributesClass"): "storage.VolumeAttributesClass",
     ("apps/v1", "Deployment"): "apps.Deployment",
     ("apps/v1", "ReplicaSet"): "apps.ReplicaSet",
     ("apps/v1", "StatefulSet"): "apps.StatefulSet",
