@@ -321,15 +321,17 @@ def test_persistent_volume_claim_validation(apiserver):
         resources={"requests": {}},
         storageClassName="Fast",
         selector={"matchLabels": {"a": "b c"}},
-        dataSource={"kind": "Snapshot", "name": "snap"},
+        dataSourceRef={"kind": "Snapshot", "name": "snap"},
     )
     message, causes = refused(apiserver, "POST", PVCS, body)
+    # The dataSourceRef is copied into dataSource first (NormalizeDataSources).
     assert [c[:2] for c in causes] == [
         ("FieldValueRequired", "spec.accessModes"),
         ("FieldValueInvalid", "spec.selector.matchLabels"),
         ("FieldValueRequired", "spec.resources[storage]"),
         ("FieldValueInvalid", "spec.storageClassName"),
         ("FieldValueInvalid", "spec.dataSource"),
+        ("FieldValueInvalid", "spec.dataSourceRef"),
     ]
     assert causes[0][2] == "Required value: at least 1 access mode is required"
     assert causes[4][2] == (
@@ -337,6 +339,31 @@ def test_persistent_volume_claim_validation(apiserver):
         "default apiGroup"
     )
     assert message.startswith('PersistentVolumeClaim "bad-claim" is invalid: [')
+
+
+def test_claim_data_sources_are_normalized(apiserver):
+    # A dataSource of another kind without a dataSourceRef is dropped, as for old clients.
+    code, obj = call(
+        apiserver, "POST", PVCS, pvc("dropped", dataSource={"kind": "Snapshot", "name": "s"})
+    )
+    assert code == 201, obj
+    assert "dataSource" not in obj["spec"] and "dataSourceRef" not in obj["spec"]
+    # A claim source fills dataSourceRef; a populator's dataSourceRef fills dataSource.
+    code, obj = call(
+        apiserver,
+        "POST",
+        PVCS,
+        pvc("cloned", dataSource={"kind": "PersistentVolumeClaim", "name": "dropped"}),
+    )
+    assert code == 201, obj
+    assert obj["spec"]["dataSourceRef"] == {"kind": "PersistentVolumeClaim", "name": "dropped"}
+    populated = {"apiGroup": "example.com", "kind": "Image", "name": "img"}
+    code, obj = call(apiserver, "POST", PVCS, pvc("populated", dataSourceRef=populated))
+    assert code == 201, obj
+    assert obj["spec"]["dataSource"] == populated
+
+
+def test_claim_quantities_are_decoded(apiserver):
     # A request that is no quantity is the decoder's 400, before validation.
     code, status = call(
         apiserver, "POST", PVCS, pvc("nan", resources={"requests": {"storage": "lots"}})
@@ -481,3 +508,91 @@ def test_storage_class_defaults_validation_and_immutability(apiserver, api):
         apiserver, "PATCH", f"{CLASSES}/plain", {"allowVolumeExpansion": True}, MERGE
     )
     assert (code, patched["allowVolumeExpansion"]) == (200, True)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        pytest.param(
+            PVCS,
+            {"metadata": {"name": "t1"}, "spec": {"accessModes": "ReadWriteOnce"}},
+            "json: cannot unmarshal string into Go struct field "
+            "PersistentVolumeClaimSpec.spec.accessModes of type []v1.PersistentVolumeAccessMode",
+            id="claim-access-modes-not-a-list",
+        ),
+        pytest.param(
+            PVS,
+            {"metadata": {"name": "t2"}, "spec": {"capacity": ["1Gi"]}},
+            "json: cannot unmarshal array into Go struct field "
+            "PersistentVolumeSpec.spec.capacity of type v1.ResourceList",
+            id="volume-capacity-not-a-map",
+        ),
+        pytest.param(
+            CLASSES,
+            {"metadata": {"name": "t3"}, "provisioner": "a.b/c", "allowVolumeExpansion": "yes"},
+            "json: cannot unmarshal string into Go struct field "
+            "StorageClass.allowVolumeExpansion of type bool",
+            id="class-expansion-not-a-bool",
+        ),
+    ],
+)
+def test_wrong_json_types_are_the_decoders_400(apiserver, path, body, message):
+    code, status = call(apiserver, "POST", path, body)
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"].endswith(message)
+
+
+@needs_kubectl
+def test_kubectl_apply_leaves_field_validation_to_the_server(kubectl):
+    misspelt = (
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: typo\nspec:\n"
+        "  accesModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n"
+    )
+    result = kubectl("apply", "-f", "-", stdin=misspelt, check=False)
+    assert result.returncode != 0
+    assert 'strict decoding error: unknown field "spec.accesModes"' in result.stderr
+    result = kubectl("apply", "-f", "-", stdin=misspelt.replace("accesModes", "accessModes"))
+    assert "persistentvolumeclaim/typo created" in result.stdout
+    # A second apply of a changed claim is a strategic merge patch the server refuses.
+    grown = misspelt.replace("accesModes", "accessModes").replace("1Gi", "2Gi")
+    result = kubectl("apply", "-f", "-", stdin=grown, check=False)
+    assert result.returncode != 0
+    assert "spec is immutable after creation" in result.stderr
+
+
+def test_a_pods_ephemeral_claim_template_is_checked_as_a_claim(apiserver):
+    template = {
+        "metadata": {"name": "fixed", "labels": {"tier": "scratch"}},
+        "spec": {"accessModes": [], "resources": {"requests": {"storage": "0"}}},
+    }
+    pod = {
+        "metadata": {"name": "scratch"},
+        "spec": {
+            "containers": [{"name": "c", "image": "pause"}],
+            "volumes": [{"name": "tmp", "ephemeral": {"volumeClaimTemplate": template}}],
+        },
+    }
+    _, causes = refused(apiserver, "POST", "/api/v1/namespaces/default/pods", pod)
+    at = "spec.volumes[0].ephemeral.volumeClaimTemplate"
+    assert causes == [
+        ("FieldValueForbidden", f"{at}.metadata.name", "Forbidden: cannot be set"),
+        (
+            "FieldValueRequired",
+            f"{at}.spec.accessModes",
+            "Required value: at least 1 access mode is required",
+        ),
+        (
+            "FieldValueInvalid",
+            f"{at}.spec.resources[storage]",
+            'Invalid value: "0": must be greater than zero',
+        ),
+    ]
+    pod["spec"]["volumes"][0]["ephemeral"] = {}
+    _, causes = refused(apiserver, "POST", "/api/v1/namespaces/default/pods", pod)
+    assert causes == [
+        (
+            "FieldValueRequired",
+            "spec.volumes[0].ephemeral.volumeClaimTemplate",
+            "Required value",
+        )
+    ]

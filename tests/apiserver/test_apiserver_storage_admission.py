@@ -131,6 +131,9 @@ def test_protection_finalizers_are_added_once_on_create(apiserver):
     # A claim being deleted stays, Terminating, until the protection controller lets go.
     code, obj = call(apiserver, "DELETE", f"{PVCS}/protected")
     assert code == 200 and obj["metadata"]["deletionTimestamp"]
+    table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    code, rows = call(apiserver, "GET", f"{PVCS}/protected", headers={"Accept": table})
+    assert (code, rows["rows"][0]["cells"][:2]) == (200, ["protected", "Terminating"])
     code, obj = call(
         apiserver, "PATCH", f"{PVCS}/protected", {"metadata": {"finalizers": None}}, MERGE
     )

@@ -350,6 +350,36 @@ def test_volume_attachment_status_and_immutable_spec(apiserver, api, kubectl):
             ],
             id="attacher-and-node-name",
         ),
+        pytest.param(
+            {
+                "source": {
+                    "inlineVolumeSpec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "capacity": {"storage": "1Gi"},
+                        "persistentVolumeReclaimPolicy": "Delete",
+                        "hostPath": {"path": "/mnt"},
+                    }
+                }
+            },
+            [
+                (
+                    "FieldValueForbidden",
+                    "spec.source.inlineVolumeSpec.capacity",
+                    "Forbidden: may not be specified in the context of inline volumes",
+                ),
+                (
+                    "FieldValueRequired",
+                    "spec.source.inlineVolumeSpec.csi",
+                    "Required value: has to be specified in the context of inline volumes",
+                ),
+                (
+                    "FieldValueForbidden",
+                    "spec.source.inlineVolumeSpec.persistentVolumeReclaimPolicy",
+                    "Forbidden: may only be Retain in the context of inline volumes",
+                ),
+            ],
+            id="inline-volume-rules",
+        ),
     ],
 )
 def test_volume_attachment_spec_rules(apiserver, spec, expected):

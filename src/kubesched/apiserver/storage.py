@@ -5,7 +5,10 @@ registry strategies' status handling and three admission plugins.
   ``pkg/registry/storage/volumeattachment``): a new PersistentVolume starts ``Pending``
   with ``status.lastPhaseTransitionTime`` set, a new claim ``Pending``, a new
   VolumeAttachment not attached, whatever the body says; a status write that changes a
-  volume's phase stamps the transition time unless the writer set a new one.
+  volume's phase stamps the transition time unless the writer set a new one. A claim's
+  data sources are normalized as ``pkg/api/persistentvolumeclaim`` does: a ``dataSource``
+  that is neither a claim nor a VolumeSnapshot is dropped when no ``dataSourceRef`` is
+  given (and the old claim had no source), then each of the two fills the other.
 - **DefaultStorageClass** (``plugin/pkg/admission/storage/storageclass/setdefault``): a
   claim created with no class at all (no ``storageClassName``, not even ``""``, and no beta
   annotation) gets the default class: the one annotated
@@ -96,19 +99,67 @@ def default_class(store: Store) -> Object | None:
 # -- strategies -----------------------------------------------------------------------------
 
 
+def _source_in_use(spec: dict[str, Any]) -> bool:
+    return spec.get("dataSource") is not None or spec.get("dataSourceRef") is not None
+
+
+def _source_allowed(source: Any) -> bool:
+    # dataSourceIsEnabled: the two kinds a claim could always be made from.
+    if not isinstance(source, dict):
+        return False
+    group, kind = source.get("apiGroup") or "", source.get("kind")
+    return (kind, group) in (
+        ("PersistentVolumeClaim", ""),
+        ("VolumeSnapshot", "snapshot.storage.k8s.io"),
+    )
+
+
+def _copy_reference(source: dict[str, Any]) -> dict[str, Any]:
+    copied = {"kind": source.get("kind"), "name": source.get("name")}
+    if source.get("apiGroup") is not None:
+        copied["apiGroup"] = source["apiGroup"]
+    return copied
+
+
+def normalize_data_sources(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> None:
+    """``EnforceDataSourceBackwardsCompatibility`` then ``NormalizeDataSources``."""
+    old_in_use = old_spec is not None and _source_in_use(old_spec)
+    keeps_source = old_in_use or spec.get("dataSourceRef") is not None
+    if not keeps_source and not _source_allowed(spec.get("dataSource")):
+        spec.pop("dataSource", None)
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if isinstance(source, dict) and ref is None:
+        spec["dataSourceRef"] = _copy_reference(source)
+    elif isinstance(ref, dict) and source is None and not ref.get("namespace"):
+        spec["dataSource"] = _copy_reference(ref)
+
+
 def prepare_for_create(res: Resource, obj: Object) -> None:
-    """``PrepareForCreate``: the status a new volume, claim or attachment starts with."""
+    """``PrepareForCreate``: the status a new volume, claim or attachment starts with; a
+    claim's data sources normalized."""
     if res is PERSISTENTVOLUMES:
         obj["status"] = {"phase": "Pending", "lastPhaseTransitionTime": now_rfc3339()}
     elif res is PERSISTENTVOLUMECLAIMS:
         obj["status"] = {"phase": "Pending"}
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            normalize_data_sources(spec, None)
     elif res is VOLUMEATTACHMENTS:
         obj["status"] = {"attached": False}
 
 
 def prepare_for_update(res: Resource, new: Object, old: Object, subresource: str) -> None:
-    """The PersistentVolume status strategy's ``PrepareForUpdate``: a phase change stamps
-    ``lastPhaseTransitionTime`` unless the writer set a new one; an unchanged phase keeps it."""
+    """``PrepareForUpdate``: a claim's data sources normalized (so that a client that
+    omits ``dataSourceRef`` changes nothing); for the PersistentVolume
+    status strategy, a phase change stamps ``lastPhaseTransitionTime`` unless the writer
+    set a new one, and an unchanged phase keeps it."""
+    if res is PERSISTENTVOLUMECLAIMS and subresource == "":
+        spec, old_spec = new.get("spec"), old.get("spec")
+        if isinstance(spec, dict) and isinstance(old_spec, dict):
+            # The stored claim was normalized when written: upstream's second call, on
+            # the old claim, changes nothing here.
+            normalize_data_sources(spec, old_spec)
+        return
     if res is not PERSISTENTVOLUMES or subresource != "status":
         return
     status, old_status = new.get("status"), _status(old)

@@ -32,6 +32,7 @@ from kubesched.objects.validation.core import (
     Errors,
     GoValue,
     Object,
+    annotation_map,
     as_dict,
     as_list,
     dns1123_label,
@@ -41,6 +42,7 @@ from kubesched.objects.validation.core import (
     invalid,
     is_dns1123_subdomain,
     label_selector,
+    labels,
     name_is_dns_subdomain,
     not_supported,
     quantity,
@@ -204,7 +206,7 @@ _PV_SOURCES: tuple[tuple[str, str, str, Callable[[dict[str, Any], str], Errors]]
 PV_SOURCE_KEYS = tuple(entry[0] for entry in _PV_SOURCES)
 
 
-def _sources(spec: dict[str, Any], affinity_set: bool) -> Errors:
+def _sources(spec: dict[str, Any], affinity_set: bool, path: str) -> Errors:
     errs: Errors = []
     count = 0
     for key, forbidden_at, contents_at, check in _PV_SOURCES:
@@ -213,20 +215,20 @@ def _sources(spec: dict[str, Any], affinity_set: bool) -> Errors:
             continue
         # flexVolume is counted without the check (as upstream's validator does).
         if count > 0 and key != "flexVolume":
-            errs.append(forbidden(f"spec.{forbidden_at}", _MORE_THAN_ONE))
+            errs.append(forbidden(f"{path}.{forbidden_at}", _MORE_THAN_ONE))
             continue
         count += 1
-        errs.extend(check(as_dict(src), f"spec.{contents_at or key}"))
+        errs.extend(check(as_dict(src), f"{path}.{contents_at or key}"))
         if key == "local" and not affinity_set:
-            errs.append(required("spec.nodeAffinity", "Local volume requires node affinity"))
+            errs.append(required(f"{path}.nodeAffinity", "Local volume requires node affinity"))
     if count == 0:
-        errs.append(required("spec", "must specify a volume type"))
+        errs.append(required(path, "must specify a volume type"))
     return errs
 
 
-def _node_affinity(value: Any) -> Errors:
+def _node_affinity(value: Any, path: str) -> Errors:
     # validateVolumeNodeAffinity: required terms, each a valid node selector term.
-    at = "spec.nodeAffinity.required"
+    at = f"{path}.nodeAffinity.required"
     node_selector = value.get("required") if isinstance(value, dict) else None
     if not isinstance(node_selector, dict):
         return [required(at, "must specify required node constraints")]
@@ -239,64 +241,98 @@ def _node_affinity(value: Any) -> Errors:
     return errs
 
 
-def _capacity(spec: dict[str, Any]) -> Errors:
+def _capacity(spec: dict[str, Any], path: str) -> Errors:
     capacity = as_dict(spec.get("capacity"))
+    at = f"{path}.capacity"
     errs: Errors = []
     if not capacity:
-        errs.append(required("spec.capacity"))
+        errs.append(required(at))
     if "storage" not in capacity or len(capacity) > 1:
-        errs.append(not_supported("spec.capacity", _resource_list(capacity), ("storage",)))
+        errs.append(not_supported(at, _resource_list(capacity), ("storage",)))
     for name in sorted(capacity):
-        at = f"spec.capacity[{name}]"
         amount = quantity(capacity[name])
         if amount.value < 0:  # validateBasicResource
-            errs.append(invalid(at, amount.int_value(), "must be a valid resource quantity"))
-        errs.extend(_positive(amount, at))
+            errs.append(
+                invalid(f"{at}[{name}]", amount.int_value(), "must be a valid resource quantity")
+            )
+        errs.extend(_positive(amount, f"{at}[{name}]"))
+    return errs
+
+
+_INLINE = "in the context of inline volumes"
+
+
+def _inline_rules(spec: dict[str, Any], path: str) -> Errors:
+    # The parts of ValidatePersistentVolumeSpec that refuse what an inline volume (a
+    # VolumeAttachment's inlineVolumeSpec) may not have.
+    errs: Errors = []
+    if spec.get("claimRef") is not None:
+        errs.append(forbidden(f"{path}.claimRef", f"may not be specified {_INLINE}"))
+    if as_dict(spec.get("capacity")):
+        errs.append(forbidden(f"{path}.capacity", f"may not be specified {_INLINE}"))
+    if spec.get("csi") is None:
+        errs.append(required(f"{path}.csi", f"has to be specified {_INLINE}"))
+    return errs
+
+
+def volume_spec(spec: dict[str, Any], path: str, inline: bool = False) -> Errors:
+    """``ValidatePersistentVolumeSpec`` at ``path``; ``inline`` for a VolumeAttachment's
+    inline volume (no claim, capacity, node affinity or class; Retain and Filesystem
+    only; a CSI source)."""
+    errs = _inline_rules(spec, path) if inline else []
+    if not as_list(spec.get("accessModes")):
+        errs.append(required(f"{path}.accessModes"))
+    errs.extend(access_modes(spec.get("accessModes"), f"{path}.accessModes"))
+    if not inline:
+        errs.extend(_capacity(spec, path))
+    policy = spec.get("persistentVolumeReclaimPolicy")
+    at = f"{path}.persistentVolumeReclaimPolicy"
+    if policy and inline and policy != "Retain":
+        errs.append(forbidden(at, f"may only be Retain {_INLINE}"))
+    elif policy and not inline and policy not in RECLAIM_POLICIES:
+        errs.append(not_supported(at, policy, RECLAIM_POLICIES))
+    affinity = spec.get("nodeAffinity")
+    if affinity is not None and inline:
+        errs.append(forbidden(f"{path}.nodeAffinity", f"may not be specified {_INLINE}"))
+    elif affinity is not None:
+        errs.extend(_node_affinity(affinity, path))
+    errs.extend(_sources(spec, affinity is not None and not inline, path))
+    host_path = spec.get("hostPath")
+    if isinstance(host_path, dict) and policy == "Recycle":
+        text = str(host_path.get("path") or "")
+        if text.startswith("/") and posixpath.normpath("/" + text.lstrip("/")) == "/":
+            errs.append(forbidden(at, "may not be 'recycle' for a hostPath mount of '/'"))
+    class_ = spec.get("storageClassName")
+    if class_ and inline:
+        errs.append(forbidden(f"{path}.storageClassName", f"may not be specified {_INLINE}"))
+    elif class_:
+        errs.extend(class_name(str(class_), f"{path}.storageClassName"))
+    mode = spec.get("volumeMode")
+    if mode is not None and inline and mode != "Filesystem":
+        errs.append(
+            forbidden(
+                f"{path}.volumeMode", f"may not specify volumeMode other than Filesystem {_INLINE}"
+            )
+        )
+    elif mode is not None and not inline and mode not in VOLUME_MODES:
+        errs.append(not_supported(f"{path}.volumeMode", mode, VOLUME_MODES))
+    attributes = spec.get("volumeAttributesClassName")
+    if attributes is not None and not inline:
+        at = f"{path}.volumeAttributesClassName"
+        if not attributes:
+            errs.append(required(at, "an empty string is disallowed"))
+        else:
+            errs.extend(class_name(str(attributes), at))
+        if spec.get("csi") is None:
+            errs.append(
+                required(f"{path}.csi", "has to be specified when using volumeAttributesClassName")
+            )
     return errs
 
 
 def persistent_volume(obj: Object) -> Errors:
     """``ValidatePersistentVolume`` after the metadata (``ValidatePersistentVolumeSpec``)."""
-    spec = as_dict(obj.get("spec"))
-    errs: Errors = []
-    if not as_list(spec.get("accessModes")):
-        errs.append(required("spec.accessModes"))
-    errs.extend(access_modes(spec.get("accessModes"), "spec.accessModes"))
-    errs.extend(_capacity(spec))
-    policy = spec.get("persistentVolumeReclaimPolicy")
-    if policy and policy not in RECLAIM_POLICIES:
-        errs.append(not_supported("spec.persistentVolumeReclaimPolicy", policy, RECLAIM_POLICIES))
-    affinity = spec.get("nodeAffinity")
-    if affinity is not None:
-        errs.extend(_node_affinity(affinity))
-    errs.extend(_sources(spec, affinity is not None))
-    host_path = spec.get("hostPath")
-    if isinstance(host_path, dict) and policy == "Recycle":
-        text = str(host_path.get("path") or "")
-        if text.startswith("/") and posixpath.normpath("/" + text.lstrip("/")) == "/":
-            errs.append(
-                forbidden(
-                    "spec.persistentVolumeReclaimPolicy",
-                    "may not be 'recycle' for a hostPath mount of '/'",
-                )
-            )
-    class_ = spec.get("storageClassName")
-    if class_:
-        errs.extend(class_name(str(class_), "spec.storageClassName"))
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in VOLUME_MODES:
-        errs.append(not_supported("spec.volumeMode", mode, VOLUME_MODES))
-    attributes = spec.get("volumeAttributesClassName")
-    if attributes is not None:
-        if not attributes:
-            errs.append(required("spec.volumeAttributesClassName", "an empty string is disallowed"))
-        else:
-            errs.extend(class_name(str(attributes), "spec.volumeAttributesClassName"))
-        if spec.get("csi") is None:
-            errs.append(
-                required("spec.csi", "has to be specified when using volumeAttributesClassName")
-            )
-    return errs
+    return volume_spec(as_dict(obj.get("spec")), "spec")
 
 
 def _pv_source(spec: dict[str, Any]) -> dict[str, Any]:
@@ -409,6 +445,46 @@ def claim_spec(spec: dict[str, Any], path: str) -> Errors:
     if attributes:
         errs.extend(class_name(str(attributes), f"{path}.volumeAttributesClassName"))
     return errs
+
+
+#: ObjectMeta's fields in struct order, for ``validateFieldAllowList``.
+_META_FIELDS = (
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+)
+
+
+def claim_template(template: dict[str, Any], path: str) -> Errors:
+    """``ValidatePersistentVolumeClaimTemplate`` at ``path`` (an ephemeral volume's
+    ``volumeClaimTemplate``): metadata with labels and annotations only, a claim spec."""
+    meta = as_dict(template.get("metadata"))
+    errs = annotation_map(meta.get("annotations"), f"{path}.metadata.annotations")
+    errs.extend(labels(meta.get("labels"), f"{path}.metadata.labels"))
+    for key in _META_FIELDS:
+        if key not in ("labels", "annotations") and meta.get(key):
+            errs.append(forbidden(f"{path}.metadata.{key}", "cannot be set"))
+    return errs + claim_spec(as_dict(template.get("spec")), f"{path}.spec")
+
+
+def ephemeral_source(src: dict[str, Any], path: str) -> Errors:
+    """``validateEphemeralVolumeSource``: a pod volume's claim template."""
+    template = src.get("volumeClaimTemplate")
+    if not isinstance(template, dict):
+        return [required(f"{path}.volumeClaimTemplate")]
+    return claim_template(template, f"{path}.volumeClaimTemplate")
 
 
 def persistent_volume_claim(obj: Object) -> Errors:

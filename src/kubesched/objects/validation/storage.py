@@ -13,8 +13,9 @@
   modes are immutable (under upstream's path ``spec.attachedRequired``).
 - CSIStorageCapacity: a node topology selector, a class name, a non-negative capacity;
   topology and class immutable.
-- VolumeAttachment: an attacher (a CSI driver name in v1), exactly one source, a node
-  name, bounded status metadata and errors; the spec is immutable.
+- VolumeAttachment: an attacher (a CSI driver name in v1), exactly one source (an inline
+  volume checked as one), a node name, bounded status metadata and errors; the spec is
+  immutable.
 - VolumeAttributesClass: a driver name and at least one parameter, both immutable.
 
 Where upstream's message shows a Go struct with ``%#v``, ours shows its JSON.
@@ -45,7 +46,11 @@ from kubesched.objects.validation.core import (
     required,
     too_long,
 )
-from kubesched.objects.validation.persistentvolume import class_name, csi_driver_name
+from kubesched.objects.validation.persistentvolume import (
+    class_name,
+    csi_driver_name,
+    volume_spec,
+)
 
 _MAX_PARAMETERS = 512
 _MAX_PARAMETER_BYTES = 256 * 1024
@@ -363,6 +368,8 @@ def volume_attachment(obj: Object) -> Errors:
                 "spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"
             )
         )
+    elif isinstance(inline, dict):
+        errs.extend(volume_spec(inline, "spec.source.inlineVolumeSpec", inline=True))
     node = str(spec.get("nodeName") or "")
     errs.extend(invalid("spec.nodeName", node, p) for p in name_is_dns_subdomain(node, False))
     status = as_dict(obj.get("status"))

@@ -133,6 +133,12 @@ def _root(spec: str = "", go_spec: str = "", status: str = "") -> dict[str, Shap
     return fields
 
 
+#: What PersistentVolumeSpec and PersistentVolumeClaimSpec share.
+_VOLUME_COMMON = {
+    "accessModes": Shape("array", "[]v1.PersistentVolumeAccessMode", "string"),
+    "volumeMode": Shape("string", "v1.PersistentVolumeMode"),
+    "volumeAttributesClassName": _s(),
+}
 _WORKLOAD = {
     "selector": Shape("object", "v1.LabelSelector", "LabelSelector"),
     "template": Shape("object", "v1.PodTemplateSpec", "PodTemplateSpec"),
@@ -173,6 +179,44 @@ TYPES.update(
             "nodePort": Shape("integer", "int32"),
         },
         "PriorityClass": {**_root(), "value": Shape("integer", "int32")},
+        "PersistentVolume": _root("PersistentVolumeSpec", "v1.PersistentVolumeSpec"),
+        "PersistentVolumeSpec": {
+            **_VOLUME_COMMON,
+            "capacity": Shape("object", "v1.ResourceList"),
+            "persistentVolumeReclaimPolicy": Shape("string", "v1.PersistentVolumeReclaimPolicy"),
+            "storageClassName": _s(),
+            "mountOptions": Shape("array", "[]string", "string"),
+            "claimRef": Shape("object", "v1.ObjectReference", "ObjectReference"),
+            "nodeAffinity": Shape("object", "v1.VolumeNodeAffinity"),
+            "hostPath": Shape("object", "v1.HostPathVolumeSource", "HostPathVolumeSource"),
+            "csi": Shape("object", "v1.CSIPersistentVolumeSource", "CSIPersistentVolumeSource"),
+        },
+        "ObjectReference": {"kind": _s(), "namespace": _s(), "name": _s(), "uid": _s()},
+        "HostPathVolumeSource": {"path": _s(), "type": Shape("string", "v1.HostPathType")},
+        "CSIPersistentVolumeSource": {"driver": _s(), "volumeHandle": _s(), "fsType": _s()},
+        "PersistentVolumeClaim": _root("PersistentVolumeClaimSpec", "v1.PersistentVolumeClaimSpec"),
+        "PersistentVolumeClaimSpec": {
+            **_VOLUME_COMMON,
+            "resources": Shape(
+                "object", "v1.VolumeResourceRequirements", "VolumeResourceRequirements"
+            ),
+            "storageClassName": _s(),
+            "volumeName": _s(),
+            "selector": Shape("object", "v1.LabelSelector", "LabelSelector"),
+        },
+        "VolumeResourceRequirements": {
+            "requests": Shape("object", "v1.ResourceList"),
+            "limits": Shape("object", "v1.ResourceList"),
+        },
+        "StorageClass": {
+            **_root(),
+            "provisioner": _s(),
+            "parameters": _STRING_MAP,
+            "reclaimPolicy": Shape("string", "v1.PersistentVolumeReclaimPolicy"),
+            "volumeBindingMode": Shape("string", "v1.VolumeBindingMode"),
+            "allowVolumeExpansion": Shape("bool", "bool"),
+            "mountOptions": Shape("array", "[]string", "string"),
+        },
         "ConfigMap": {
             **_root(),
             "data": _STRING_MAP,

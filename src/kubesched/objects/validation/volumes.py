@@ -4,7 +4,8 @@ volumes and environment variables share (``validateObjectFieldSelector``,
 
 A volume names exactly one source. The sources pods commonly use have their contents
 checked (emptyDir, hostPath, secret, configMap, persistentVolumeClaim, downwardAPI,
-projected, nfs, gitRepo); the cloud and network sources only count towards "exactly one".
+projected, nfs, gitRepo, and ephemeral's claim template as a claim is checked); the cloud
+and network sources only count towards "exactly one".
 """
 
 from __future__ import annotations
@@ -348,6 +349,14 @@ def _token(token: dict[str, Any], path: str, at: str) -> Errors:
     return errs
 
 
+def _ephemeral(src: dict[str, Any], path: str) -> Errors:
+    # The claim template is a claim's spec: checked where claims are (which imports this
+    # module for the sources volumes and pods share).
+    from kubesched.objects.validation.persistentvolume import ephemeral_source
+
+    return ephemeral_source(src, path)
+
+
 _CONTENTS = {
     "emptyDir": _empty_dir,
     "hostPath": _host_path,
@@ -358,6 +367,7 @@ _CONTENTS = {
     "downwardAPI": _downward_api,
     "configMap": _config_map,
     "projected": _projected,
+    "ephemeral": _ephemeral,
 }
 
 #: The checks of the sources a PersistentVolume shares with pod volumes
