@@ -14,12 +14,12 @@ from kubesched.controllers.job.indexed_job_utils import (
     format_indexes,
     parse_indexes,
 )
-from kubesched.controllers.job.pod_management import indexed_generate_name
 from kubesched.controllers.job.tracking_utils import (
     clean_uncounted,
     is_pod_failed,
     past_backoff_limit_on_failure,
 )
+from kubesched.objects.workloadpods import indexed_job_generate_name
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -119,7 +119,7 @@ def test_repeated_and_invalid_indexes_are_removed_keeping_the_furthest_pod():
     ids=["short-name", "long-name-cut-to-58"],
 )
 def test_indexed_pods_generate_name(name, index, expected):
-    assert indexed_generate_name(name, index) == expected
+    assert indexed_job_generate_name(name, index) == expected
 
 
 @pytest.mark.parametrize(

@@ -174,6 +174,11 @@ def test_indexed_job_takes_the_lowest_free_indexes() -> None:
     assert first["metadata"]["name"].startswith("idx-0-")
     assert first["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == "0"
     assert first["spec"]["hostname"] == "idx-0"
+    # As the Job controller creates it: every container told its index.
+    for container in first["spec"]["containers"]:
+        [env] = [e for e in container["env"] if e["name"] == "JOB_COMPLETION_INDEX"]
+        path = env["valueFrom"]["fieldRef"]["fieldPath"]
+        assert path == "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 
 def test_generated_job_selector_keeps_what_the_user_set() -> None:

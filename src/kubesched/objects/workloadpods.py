@@ -37,6 +37,9 @@ __all__ = [
     "daemon_set_pods",
     "deployment_pods",
     "generate_job_selector",
+    "indexed_job_generate_name",
+    "indexed_job_pod_template",
+    "job_pod_template",
     "job_pods",
     "new_replica_set",
     "replica_set_pods",
@@ -47,7 +50,10 @@ Raw = dict[str, Any]
 
 #: The finalizer the Job controller puts on its pods until it has counted them.
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+#: The annotation and label carrying an Indexed Job pod's completion index.
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+#: The environment variable an Indexed Job's containers read their index from.
+COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
 #: The labels a Job's generated selector puts on its template (``batch.JobNameLabel``,
 #: ``batch.ControllerUidLabel`` and their legacy forms).
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
@@ -235,12 +241,60 @@ def _job_finished(job: Mapping[str, Any]) -> str:
     return ""
 
 
-def _indexed_generate_name(job_name: str, index: int) -> str:
+def indexed_job_generate_name(job_name: str, index: int) -> str:
+    """``<job>-<index>-``, the Job's name cut so that the server can add its five
+    characters (``podGenerateNameWithIndex``)."""
     suffix = f"-{index}-"
     prefix = job_name + suffix
     if len(prefix) > MAX_GENERATED_NAME_LENGTH:
         prefix = job_name[: MAX_GENERATED_NAME_LENGTH - len(suffix)] + suffix
     return prefix
+
+
+def _with_completion_index_env(template: Raw) -> None:
+    """Give every container ``JOB_COMPLETION_INDEX`` from the pod's annotation, unless
+    it sets the variable itself (``addCompletionIndexEnvVariables``)."""
+    spec = template.setdefault("spec", {})
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or []:
+            env = container.setdefault("env", [])
+            if any(var.get("name") == COMPLETION_INDEX_ENV for var in env):
+                continue
+            env.append(
+                {
+                    "name": COMPLETION_INDEX_ENV,
+                    "valueFrom": {
+                        "fieldRef": {"fieldPath": f"metadata.annotations['{COMPLETION_INDEX}']"}
+                    },
+                }
+            )
+
+
+def job_pod_template(job: Mapping[str, Any]) -> Raw:
+    """The template a Job's pods are made from, as ``manageJob`` prepares it: a copy of
+    the Job's with the job-tracking finalizer and, for an Indexed Job,
+    ``JOB_COMPLETION_INDEX`` in every container."""
+    spec = _spec(job)
+    template: Raw = copy.deepcopy(dict(spec.get("template") or {}))
+    if spec.get("completionMode") == "Indexed":
+        _with_completion_index_env(template)
+    tmeta = template.setdefault("metadata", {})
+    finalizers = list(tmeta.get("finalizers") or [])
+    if JOB_TRACKING_FINALIZER not in finalizers:
+        finalizers.append(JOB_TRACKING_FINALIZER)
+    tmeta["finalizers"] = finalizers
+    return template
+
+
+def indexed_job_pod_template(template: Mapping[str, Any], job_name: str, index: int) -> Raw:
+    """The template of an Indexed Job's pod of ``index`` (from :func:`job_pod_template`):
+    the index in its annotation and label, the hostname ``<job>-<index>``."""
+    indexed: Raw = copy.deepcopy(dict(template))
+    imeta = indexed.setdefault("metadata", {})
+    imeta.setdefault("annotations", {})[COMPLETION_INDEX] = str(index)
+    imeta.setdefault("labels", {})[COMPLETION_INDEX] = str(index)
+    indexed.setdefault("spec", {})["hostname"] = f"{job_name}-{index}"
+    return indexed
 
 
 def job_pods(
@@ -250,7 +304,8 @@ def job_pods(
     of ``parallelism`` without completions), none when it is suspended or finished.
     Each carries the job-tracking finalizer; an Indexed Job's pods take the lowest
     indexes not in ``existing_indexes``, named ``<job>-<index>-xxxxx`` with the
-    completion-index annotation and label and the hostname ``<job>-<index>``."""
+    completion-index annotation, label and environment variable and the hostname
+    ``<job>-<index>`` — the templates the Job controller creates its pods from."""
     spec = _spec(job)
     out = Expansion()
     finished = _job_finished(job)
@@ -270,12 +325,7 @@ def job_pods(
     if missing <= 0:
         return out
     name = str(_meta(job).get("name") or "")
-    template: Raw = copy.deepcopy(dict(spec.get("template") or {}))
-    tmeta = template.setdefault("metadata", {})
-    finalizers = list(tmeta.get("finalizers") or [])
-    if JOB_TRACKING_FINALIZER not in finalizers:
-        finalizers.append(JOB_TRACKING_FINALIZER)
-    tmeta["finalizers"] = finalizers
+    template = job_pod_template(job)
     ref = controller_ref(job, "batch/v1", "Job")
     if spec.get("completionMode") != "Indexed":
         pod = pod_from_template(template, job, ref)
@@ -286,13 +336,8 @@ def job_pods(
     limit = completions if isinstance(completions, int) else want
     while len(out.pods) < missing and index < limit:
         if index not in taken:
-            indexed = copy.deepcopy(template)
-            imeta = indexed["metadata"]
-            imeta.setdefault("annotations", {})[COMPLETION_INDEX] = str(index)
-            imeta.setdefault("labels", {})[COMPLETION_INDEX] = str(index)
-            indexed.setdefault("spec", {})["hostname"] = f"{name}-{index}"
-            pod = pod_from_template(indexed, job, ref)
-            pod["metadata"]["generateName"] = _indexed_generate_name(name, index)
+            pod = pod_from_template(indexed_job_pod_template(template, name, index), job, ref)
+            pod["metadata"]["generateName"] = indexed_job_generate_name(name, index)
             out.pods.append(names.name(pod))
         index += 1
     return out

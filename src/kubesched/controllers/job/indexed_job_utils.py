@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
 
 from kubesched.controllers.job.pods import RawObject, active_pods_order_key
+from kubesched.objects.workloadpods import COMPLETION_INDEX
 
 log = logging.getLogger(__name__)
 
 #: The annotation (and label) carrying a pod's completion index.
-COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
-#: The environment variable pods read their index from.
-COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
+COMPLETION_INDEX_ANNOTATION = COMPLETION_INDEX
 UNKNOWN_INDEX = -1
 
 
@@ -102,24 +100,3 @@ def duplicated_index_pods(
         remove.extend(group[:-1])
         keep.append(group[-1])
     return remove, keep
-
-
-def with_completion_index_env(template: dict[str, Any]) -> None:
-    """Give every container ``JOB_COMPLETION_INDEX`` from the pod's annotation, unless
-    it sets the variable itself (``addCompletionIndexEnvVariables``)."""
-    spec = template.setdefault("spec", {})
-    for field in ("initContainers", "containers"):
-        for container in spec.get(field) or []:
-            env = container.setdefault("env", [])
-            if any(var.get("name") == COMPLETION_INDEX_ENV for var in env):
-                continue
-            env.append(
-                {
-                    "name": COMPLETION_INDEX_ENV,
-                    "valueFrom": {
-                        "fieldRef": {
-                            "fieldPath": f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"
-                        }
-                    },
-                }
-            )

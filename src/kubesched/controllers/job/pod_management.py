@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 from collections.abc import Callable
 from datetime import datetime
 
@@ -25,11 +24,9 @@ from kubesched.controllers.job.backoff_limit_per_index import (
     with_index_failure_counts,
 )
 from kubesched.controllers.job.indexed_job_utils import (
-    COMPLETION_INDEX_ANNOTATION,
     completion_index,
     first_pending_indexes,
     is_indexed,
-    with_completion_index_env,
 )
 from kubesched.controllers.job.pods import (
     JOB_TRACKING_FINALIZER,
@@ -51,30 +48,14 @@ from kubesched.kube import Client, KubeError, NotFound
 from kubesched.kube.resources import PODS
 from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.podtemplate import controller_ref as new_controller_ref
+from kubesched.objects.workloadpods import (
+    indexed_job_generate_name,
+    indexed_job_pod_template,
+    job_pod_template,
+)
 
 #: ``MaxPodCreateDeletePerSync``.
 MAX_POD_CREATE_DELETE_PER_SYNC = 500
-#: ``names.MaxGeneratedNameLength``: the server appends 5 random characters.
-MAX_GENERATED_NAME_LENGTH = 58
-
-
-def indexed_generate_name(job_name: str, index: int) -> str:
-    """``<job>-<index>-``, the job name cut so the server can add its suffix."""
-    suffix = f"-{index}-"
-    prefix = job_name + suffix
-    if len(prefix) > MAX_GENERATED_NAME_LENGTH:
-        prefix = job_name[: MAX_GENERATED_NAME_LENGTH - len(suffix)] + suffix
-    return prefix
-
-
-def _indexed_template(template: RawObject, job_name: str, index: int) -> RawObject:
-    """The template of the pod of ``index``: its annotation, label and hostname."""
-    copied = copy.deepcopy(template)
-    tmeta = copied.setdefault("metadata", {})
-    tmeta.setdefault("annotations", {})[COMPLETION_INDEX_ANNOTATION] = str(index)
-    tmeta.setdefault("labels", {})[COMPLETION_INDEX_ANNOTATION] = str(index)
-    copied.setdefault("spec", {})["hostname"] = f"{job_name}-{index}"
-    return copied
 
 
 async def remove_tracking_finalizer(client: Client, pod: RawObject) -> None:
@@ -216,14 +197,8 @@ class JobPodManager:
         given its index's failure count from the failed pod it ``replaced``) in
         slow-start batches; pods never attempted are no longer expected."""
         self.expectations.expect_creations(key, count)
-        template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
-        if is_indexed(job):
-            with_completion_index_env(template)
-        tmeta = template.setdefault("metadata", {})
-        finalizers = list(tmeta.get("finalizers") or [])
-        if JOB_TRACKING_FINALIZER not in finalizers:
-            finalizers.append(JOB_TRACKING_FINALIZER)
-        tmeta["finalizers"] = finalizers
+        # The very templates the policy lab expands a Job's manifest with.
+        template = job_pod_template(job)
         owner_ref = new_controller_ref(job, "batch/v1", "Job")
         namespace = str(meta(job).get("namespace", ""))
         owner = with_kind(job)
@@ -237,7 +212,7 @@ class JobPodManager:
                 if pending:
                     index = pending.pop(0)
                     name = str(meta(job).get("name", ""))
-                    indexed = _indexed_template(template, name, index)
+                    indexed = indexed_job_pod_template(template, name, index)
                     if has_backoff_limit_per_index(job):
                         with_index_failure_counts(indexed, job, replaced.get(index))
                     await self.pod_control.create_pods(
@@ -245,7 +220,7 @@ class JobPodManager:
                         indexed,
                         owner,
                         owner_ref,
-                        generate_name=indexed_generate_name(name, index),
+                        generate_name=indexed_job_generate_name(name, index),
                     )
                 else:
                     await self.pod_control.create_pods(namespace, template, owner, owner_ref)

@@ -7,10 +7,31 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from kubesched.objects.workloadpods import JOB_TRACKING_FINALIZER
+
+__all__ = [
+    "JOB_TRACKING_FINALIZER",
+    "RawObject",
+    "active_pods_order_key",
+    "controller_ref",
+    "finished_time",
+    "format_time",
+    "has_tracking_finalizer",
+    "is_active",
+    "is_deleting",
+    "is_ready",
+    "is_terminal",
+    "is_terminating",
+    "meta",
+    "parse_time",
+    "phase",
+    "restart_count",
+    "status",
+    "uid",
+]
+
 RawObject = dict[str, Any]
 
-#: The finalizer that keeps a finished pod until the Job has counted it.
-JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
