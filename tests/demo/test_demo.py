@@ -96,7 +96,9 @@ def check_placements(result: dict[str, Any]) -> None:
         assert tolerates(workload, nodes[node]["taints"]), (name, node)
         if GPU in requests(workload):
             assert nodes[node]["gpus"] > 0, (name, node)
-        assert pods[name]["profile"] == template_spec(workload)["schedulerName"]
+        # A template that names no scheduler gets the server's default, default-scheduler.
+        profile = template_spec(workload).get("schedulerName", "default-scheduler")
+        assert pods[name]["profile"] == profile
     # Nothing is overcommitted by the pods that still run.
     used: dict[str, Counter[str]] = defaultdict(Counter)
     for name, node in bound.items():

@@ -286,6 +286,9 @@ def _intro(out: TextIO, server: ClusterHandle, nodes: Sequence[dict[str, Any]]) 
     out.write(
         f"  profiles    {story.DEFAULT_PROFILE} (kube-scheduler's defaults), "
         f"{story.GPU_PROFILE} (NodeResourcesFit MostAllocated, {GPU_RESOURCE} weight 5)\n"
+        "  controllers Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, garbage collector, "
+        "and a simulated kubelet on every node; their pods name "
+        f"{story.DEFAULT_PROFILE} unless the template names another\n"
     )
     out.flush()
 

@@ -213,8 +213,12 @@ class PodTracker:
         if self.out is None:
             return
         elapsed = time.monotonic() - self.started
-        self.out.write(f"  {elapsed:6.2f}s  {reason:<16}  {detail}\n")
-        self.out.flush()
+        try:
+            self.out.write(f"  {elapsed:6.2f}s  {reason:<16}  {detail}\n")
+            self.out.flush()
+        except BrokenPipeError:
+            # The reader went (``| head``): nobody reads progress any more.
+            self.out = None
 
     # --- waiting --------------------------------------------------------------------
 

@@ -125,7 +125,6 @@ def pod_template(
         requests[GPU_RESOURCE] = str(gpus)
         resources["limits"] = {GPU_RESOURCE: str(gpus)}
     spec: RawObject = {
-        "schedulerName": scheduler,
         "priorityClassName": priority_class,
         "restartPolicy": restart_policy,
         # Preempted pods leave at once: simulated containers have nothing to flush.
@@ -134,6 +133,10 @@ def pod_template(
             {"name": "main", "image": "registry.k8s.io/pause:3.10", "resources": resources}
         ],
     }
+    if scheduler != DEFAULT_PROFILE:
+        # Otherwise left out, as users leave it out: the server defaults it to
+        # default-scheduler, the name of the demo scheduler's first profile.
+        spec["schedulerName"] = scheduler
     if spread:
         spec["topologySpreadConstraints"] = [dict(c) for c in spread]
     if tolerations:
