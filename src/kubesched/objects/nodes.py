@@ -11,6 +11,11 @@ is a prefix: copies are ``<prefix>-0``, ``<prefix>-1``, ...; the default templat
 kubelet (:mod:`kubesched.controllers.kubelet`) to act as the node's kubelet. Taints and
 GPUs come from the template or from :func:`make_nodes`'s arguments.
 
+**Attach limit.** How many volumes of each simulated CSI driver a node may have attached
+(what its CSINode reports as ``allocatable.count``, and the scheduler's NodeVolumeLimits
+counts against) is the node's :data:`ATTACH_LIMIT_ANNOTATION`: the template's value, or
+:data:`DEFAULT_ATTACH_LIMIT` when the template has none.
+
 Shared by whatever creates nodes (``kubesched apiserver --nodes``, the demo, the
 simulator) and the kubelet that runs them.
 """
@@ -26,6 +31,8 @@ from typing import Any
 import yaml
 
 __all__ = [
+    "ATTACH_LIMIT_ANNOTATION",
+    "DEFAULT_ATTACH_LIMIT",
     "DEFAULT_INSTANCE_TYPE",
     "DEFAULT_REGION",
     "GPU_RESOURCE",
@@ -42,6 +49,7 @@ __all__ = [
     "is_simulated",
     "load_template",
     "make_nodes",
+    "node_attach_limit",
 ]
 
 Object = dict[str, Any]
@@ -49,6 +57,12 @@ Object = dict[str, Any]
 #: Nodes with this annotation set to "true" are run by the simulated kubelet (KWOK's
 #: ``kwok.x-k8s.io/node: fake``).
 SIMULATED_ANNOTATION = "kubesched.io/simulated-node"
+#: The number of volumes of each simulated CSI driver the node may have attached (a
+#: non-negative integer; its CSINode's ``allocatable.count``).
+ATTACH_LIMIT_ANNOTATION = "kubesched.io/csi-attach-limit"
+#: The attach limit of nodes whose template sets none: kube-scheduler's historical
+#: default for AWS EBS volumes (``DefaultMaxEBSVolumes``).
+DEFAULT_ATTACH_LIMIT = 39
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -73,6 +87,24 @@ def is_simulated(node: Object) -> bool:
     """Whether the simulated kubelet runs ``node`` (:data:`SIMULATED_ANNOTATION` "true")."""
     annotations = (node.get("metadata") or {}).get("annotations") or {}
     return bool(annotations.get(SIMULATED_ANNOTATION) == "true")
+
+
+def node_attach_limit(node: Object) -> int:
+    """The node's attach limit (:data:`ATTACH_LIMIT_ANNOTATION`), or
+    :data:`DEFAULT_ATTACH_LIMIT` if it has none; raises :class:`NodeTemplateError` naming
+    the annotation when its value is not a non-negative integer."""
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(ATTACH_LIMIT_ANNOTATION)
+    if text is None:
+        return DEFAULT_ATTACH_LIMIT
+    value = str(text).strip()
+    if not value.isdigit():
+        name = (node.get("metadata") or {}).get("name") or "node"
+        raise NodeTemplateError(
+            f"{name}: metadata.annotations[{ATTACH_LIMIT_ANNOTATION}]: {text!r} is not a "
+            "number of volumes (an integer >= 0)"
+        )
+    return int(value)
 
 
 def _copy(obj: Any) -> Any:
@@ -130,6 +162,12 @@ def check_template(data: Any, where: str = "node template") -> Object:
     for part in ("spec", "status"):
         if not isinstance(data.get(part, {}), dict):
             raise NodeTemplateError(f"{where}: {part} must be a mapping")
+    if not isinstance(meta.get("annotations") or {}, dict):
+        raise NodeTemplateError(f"{where}: metadata.annotations must be a mapping")
+    try:
+        node_attach_limit(data)
+    except NodeTemplateError as exc:
+        raise NodeTemplateError(f"{where}: {exc}") from None
     return data
 
 
@@ -168,13 +206,18 @@ def make_nodes(
     gpus: int = 0,
     taints: Sequence[Object] = (),
     start: int = 0,
+    attach_limit: int | None = None,
 ) -> list[Object]:
     """``count`` simulated nodes copied from ``template`` (default :func:`default_template`).
 
     The template's name (or generateName, else ``node``) is the prefix of the names.
     **gpus**: add ``nvidia.com/gpu`` capacity; **taints**: added to the template's.
     **start**: the index of the first copy (for names, addresses and zones).
+    **attach_limit**: the nodes' :data:`ATTACH_LIMIT_ANNOTATION` (default: the
+    template's, else :data:`DEFAULT_ATTACH_LIMIT`).
     """
+    if attach_limit is not None and attach_limit < 0:
+        raise ValueError(f"the attach limit must not be negative, got {attach_limit}")
     if count < 0 or start < 0 or start + count > MAX_NODES:
         raise ValueError(f"the number of simulated nodes must be within 0..{MAX_NODES}")
     base = check_template(_copy(template) if template else default_template())
@@ -205,6 +248,9 @@ def make_nodes(
         nmeta["labels"] = nlabels
         annotations = dict(nmeta.get("annotations") or {})
         annotations[SIMULATED_ANNOTATION] = "true"
+        if attach_limit is not None:
+            annotations[ATTACH_LIMIT_ANNOTATION] = str(attach_limit)
+        annotations.setdefault(ATTACH_LIMIT_ANNOTATION, str(DEFAULT_ATTACH_LIMIT))
         nmeta["annotations"] = annotations
         spec = node.get("spec") or {}
         node["spec"] = spec
