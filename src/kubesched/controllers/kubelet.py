@@ -59,6 +59,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kubesched.controllers import podstatus
+from kubesched.controllers.volume.podvolumes import volumes_may_start
 from kubesched.kube import Client, Conflict, KubeError, NotFound
 from kubesched.kube.informer import Informer
 from kubesched.kube.resources import LEASES, NODES, PODS, RawObject
@@ -614,8 +615,11 @@ def _micro() -> str:
 
 
 def start_kubelet(ctx: ControllerContext) -> Kubelet:
-    """The kubelet's init function for the controller manager."""
+    """The kubelet's init function for the controller manager: the "may start" hooks are
+    the wait for the pod's volumes (where claims are served), then the options' own."""
     opts = ctx.options
+    hooks = [hook for hook in (volumes_may_start(ctx),) if hook is not None]
+    hooks.extend(make(ctx) for make in opts.may_start)
     return Kubelet(
         ctx.client(NAME),
         ctx.informers.informer(NODES),
@@ -625,5 +629,5 @@ def start_kubelet(ctx: ControllerContext) -> Kubelet:
         lease_interval=opts.node_lease_interval,
         pod_run_seconds=opts.pod_run_seconds,
         workers=opts.kubelet_workers,
-        may_start=tuple(make(ctx) for make in opts.may_start),
+        may_start=tuple(hooks),
     )

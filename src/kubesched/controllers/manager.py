@@ -71,6 +71,15 @@ class ControllerContext:
     options: ControllerOptions
     _new_client: Callable[[str], Client] = field(repr=False)
     _clients: list[Client] = field(default_factory=list, repr=False)
+    #: group-version -> the plurals its discovery lists (None: not served), for the
+    #: ``requires`` and ``optional`` resources of the enabled controllers.
+    _served: dict[str, set[str] | None] = field(default_factory=dict, repr=False)
+
+    def serves(self, resource: Resource[Any]) -> bool:
+        """Whether the server serves ``resource`` (answered for the resources that some
+        enabled controller ``requires`` or lists as ``optional``; False for others)."""
+        names = self._served.get(resource.group_version)
+        return names is not None and resource.plural in names
 
     def client(self, name: str) -> Client:
         """A client of its own for the controller ``name`` (closed with the manager)."""
@@ -92,6 +101,8 @@ class ControllerDescriptor:
     name: str
     init: InitFunc
     requires: tuple[Resource[Any], ...] = ()
+    #: Resources the controller uses when they are served (it asks ``ctx.serves``).
+    optional: tuple[Resource[Any], ...] = ()
 
 
 def is_enabled(name: str, selection: Collection[str]) -> bool:
@@ -148,13 +159,15 @@ class ControllerManager:
         once they run). Raises TimeoutError if the informers do not sync in time."""
         self._informer_client = self._client("shared-informers")
         informers = SharedInformerFactory(self._informer_client)
-        ctx = ControllerContext(informers, self.options, self._client)
-        self._context = ctx
         served: dict[str, set[str] | None] = {}
+        ctx = ControllerContext(informers, self.options, self._client, _served=served)
+        self._context = ctx
         try:
             for descriptor in self.descriptors:
                 if not is_enabled(descriptor.name, self.selection):
                     continue
+                for resource in descriptor.optional:
+                    await _serves(self._informer_client, resource, served)
                 missing = [
                     str(r)
                     for r in descriptor.requires

@@ -60,3 +60,9 @@ class ControllerOptions:
     job_max_pod_failure_backoff: float = 600.0
     #: garbage-collector-controller: seconds between discoveries of new collections.
     gc_resync_period: float = 30.0
+    #: persistentvolume-binder-controller: every claim and volume is synced again this
+    #: often (``--pvclaimbinder-sync-period``); 0: never.
+    volume_resync_period: float = 15.0
+    #: csi-node-registrar: install the StorageClasses ``standard`` (default) and
+    #: ``zonal`` of the simulated CSI drivers when it starts.
+    install_storage_classes: bool = True

@@ -16,8 +16,20 @@ from kubesched.controllers import (
     serviceaccount,
     statefulset,
 )
+from kubesched.controllers.csi import attacher as csi_attacher
+from kubesched.controllers.csi import nodes as csi_nodes
+from kubesched.controllers.csi import provisioner as csi_provisioner
 from kubesched.controllers.deployment import controller as deployment
 from kubesched.controllers.manager import ControllerDescriptor
+from kubesched.controllers.volume import attachdetach, persistentvolume, protection
+from kubesched.controllers.volume.resources import (
+    CSI_DRIVERS,
+    CSI_NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    STORAGE_CLASSES,
+    VOLUME_ATTACHMENTS,
+)
 from kubesched.kube.resources import (
     NAMESPACES,
     NODES,
@@ -31,8 +43,15 @@ from kubesched.kube.resources import (
 
 __all__ = ["CONTROLLERS", "controller_names"]
 
+_CLAIMS_AND_VOLUMES = (PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES)
+
 CONTROLLERS: tuple[ControllerDescriptor, ...] = (
-    ControllerDescriptor(kubelet.NAME, kubelet.start_kubelet, (NODES, PODS)),
+    ControllerDescriptor(
+        kubelet.NAME,
+        kubelet.start_kubelet,
+        (NODES, PODS),
+        optional=(*_CLAIMS_AND_VOLUMES, VOLUME_ATTACHMENTS, CSI_DRIVERS),
+    ),
     ControllerDescriptor(
         disruption.NAME, disruption.start_disruption_controller, (PODS, POD_DISRUPTION_BUDGETS)
     ),
@@ -58,6 +77,29 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
     ),
     ControllerDescriptor(statefulset.NAME, statefulset.start, (STATEFUL_SETS, PODS)),
     ControllerDescriptor(daemonset.NAME, daemonset.start, (daemonset.DAEMON_SETS, PODS, NODES)),
+    ControllerDescriptor(
+        persistentvolume.NAME,
+        persistentvolume.start,
+        (*_CLAIMS_AND_VOLUMES, STORAGE_CLASSES, PODS),
+    ),
+    ControllerDescriptor(
+        protection.PVC_NAME, protection.start_pvc_protection, (PERSISTENT_VOLUME_CLAIMS, PODS)
+    ),
+    ControllerDescriptor(protection.PV_NAME, protection.start_pv_protection, (PERSISTENT_VOLUMES,)),
+    ControllerDescriptor(
+        attachdetach.NAME,
+        attachdetach.start,
+        (PODS, *_CLAIMS_AND_VOLUMES, VOLUME_ATTACHMENTS, CSI_DRIVERS),
+    ),
+    ControllerDescriptor(
+        csi_nodes.NAME, csi_nodes.start, (NODES, CSI_NODES, CSI_DRIVERS, STORAGE_CLASSES)
+    ),
+    ControllerDescriptor(
+        csi_provisioner.NAME,
+        csi_provisioner.start,
+        (*_CLAIMS_AND_VOLUMES, STORAGE_CLASSES, NODES, CSI_NODES),
+    ),
+    ControllerDescriptor(csi_attacher.NAME, csi_attacher.start, (VOLUME_ATTACHMENTS,)),
 )
 
 
