@@ -3,7 +3,7 @@ server with the controller manager's controllers beside it (the simulated kubele
 statefulset-controller among them), the live scheduler placing the pods; driven by kubectl
 and the official client with the documentation's ``web`` StatefulSet (``test/e2e/apps/statefulset.go`` in small):
 ordered creation and scale-down, identity, rolling update with a partition, OnDelete,
-Parallel, claim templates on a server without PersistentVolumeClaims, history and undo.
+Parallel, claim templates whose claims are provisioned before the pods run, history and undo.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from control_plane import ControlPlane, wait_for
 from kubernetes import client as k8s
 
@@ -266,17 +265,43 @@ def test_on_delete_waits_for_the_user_and_parallel_makes_all_at_once(cluster: Co
     wait_for(lambda: exactly_running(cluster, "par", []) == {}, what="no pods")
 
 
-def test_claim_templates_are_skipped_cleanly_when_claims_are_not_served(cluster: ControlPlane):
-    if served(cluster, "persistentvolumeclaims", "v1"):
-        pytest.skip("the server serves PersistentVolumeClaims: claims are made")
-    apply(cluster, "claims", 2, CLAIM_TEMPLATE)
-    pods = wait_for(
-        lambda: exactly_running(cluster, "claims", ["claims-0", "claims-1"]), what="2 pods"
-    )
-    for pod in pods.values():
-        assert {"name": "www", "emptyDir": {}} in pod["spec"]["volumes"]
-    out = cluster.kubectl("get", "persistentvolumeclaims", check=False)
-    assert 'the server doesn\'t have a resource type "persistentvolumeclaims"' in out
+def select_nodes_for_claims(cluster: ControlPlane, name: str) -> None:
+    """What the scheduler's VolumeBinding does for the set's WaitForFirstConsumer claims:
+    each scheduled pod's claim is given the pod's node to be provisioned on."""
+    for pod_name, pod in pods_of(cluster, name).items():
+        node = pod["spec"].get("nodeName")
+        claim = cluster.get_json("pvc", f"www-{pod_name}")
+        if node and "volume.kubernetes.io/selected-node" not in (
+            claim["metadata"].get("annotations") or {}
+        ):
+            cluster.kubectl(
+                "annotate", "pvc", f"www-{pod_name}", f"volume.kubernetes.io/selected-node={node}"
+            )
+
+
+def test_claim_templates_become_claims_the_pods_wait_for(cluster: ControlPlane):
+    assert served(cluster, "persistentvolumeclaims", "v1")
+    apply(cluster, "claims", 2, "  podManagementPolicy: Parallel\n" + CLAIM_TEMPLATE)
+
+    def running_with_volumes() -> Any:
+        select_nodes_for_claims(cluster, "claims")
+        return exactly_running(cluster, "claims", ["claims-0", "claims-1"])
+
+    pods = wait_for(running_with_volumes, what="2 pods Running on provisioned volumes")
+    for pod_name, pod in pods.items():
+        claim_name = f"www-{pod_name}"
+        assert {"name": "www", "persistentVolumeClaim": {"claimName": claim_name}} in pod["spec"][
+            "volumes"
+        ]
+        claim = cluster.get_json("pvc", claim_name)
+        assert claim["status"]["phase"] == "Bound"
+        assert claim["metadata"]["labels"] == {"app": "claims"}
+        assert claim["spec"]["storageClassName"] == "standard"
+        volume = cluster.get_json("pv", claim["spec"]["volumeName"])
+        (term,) = volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]
+        assert term["matchExpressions"] == [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": [pod["spec"]["nodeName"]]}
+        ]
 
 
 def test_rollout_history_and_undo(cluster: ControlPlane):

@@ -17,9 +17,11 @@ ControllerRevisions (creating the update revision when the template changed), th
   revision); ``OnDelete`` leaves that to the user;
 - writes ``status`` and deletes revisions beyond ``revisionHistoryLimit`` that no pod uses.
 
-PersistentVolumeClaims are made only if the server serves them (issue 15 brings them);
-otherwise the set's ``volumeClaimTemplates`` are noted once in the log and each claim
-volume of its pods becomes an ``emptyDir`` (:func:`without_claims`).
+Each ``volumeClaimTemplates`` entry becomes a PersistentVolumeClaim of the pod
+(:func:`persistent_volume_claims`), made before the pod, whose volume of that name claims
+it (the PV controller and a provisioner bind it; the kubelet starts the pod once it is
+bound). A claim that cannot be made (a server that does not serve claims included) stops
+the pod's creation with a ``FailedCreate`` event, as upstream.
 """
 
 from __future__ import annotations
@@ -54,9 +56,10 @@ from kubesched.controllers.history import (
 )
 from kubesched.controllers.manager import ControllerContext
 from kubesched.controllers.ownerindex import OwnerIndex, object_key
+from kubesched.controllers.volume.resources import PERSISTENT_VOLUME_CLAIMS
 from kubesched.kube import AlreadyExists, Client, Informer, KubeError, NotFound
 from kubesched.kube.record import EventRecorder
-from kubesched.kube.resources import PODS, STATEFUL_SETS, RawObject, Resource
+from kubesched.kube.resources import PODS, STATEFUL_SETS, RawObject
 from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.activepods import is_pod_available, is_pod_ready
 from kubesched.objects.deployment import compute_hash
@@ -74,7 +77,6 @@ from kubesched.objects.statefulset import (
 
 __all__ = [
     "NAME",
-    "PERSISTENT_VOLUME_CLAIMS",
     "StatefulSetController",
     "start",
 ]
@@ -91,10 +93,6 @@ DEFAULT_WORKERS = 5
 POD_UPDATE_BATCH_PERIOD = 0.05
 
 STATEFUL_SETS_RAW = STATEFUL_SETS.raw
-#: v1 PersistentVolumeClaims, as plain dicts.
-PERSISTENT_VOLUME_CLAIMS: Resource[RawObject] = Resource(
-    "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, lambda raw: raw
-)
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
 
 
@@ -227,21 +225,6 @@ def persistent_volume_claims(sts: RawObject, ordinal: int) -> list[RawObject]:
     return claims
 
 
-def without_claims(pod: RawObject, sts: RawObject) -> RawObject:
-    """The pod with an ``emptyDir`` in place of each claim volume of the set's
-    ``volumeClaimTemplates``, for a server that does not serve PersistentVolumeClaims
-    (deviation: upstream always makes the claims; here the pod still runs and its
-    mounts stay valid)."""
-    templates = {str((t.get("metadata") or {}).get("name") or "") for t in _claim_templates(sts)}
-    spec = pod["spec"]
-    volumes = []
-    for volume in spec.get("volumes") or ():
-        if volume.get("name") in templates and "persistentVolumeClaim" in volume:
-            volume = {"name": volume["name"], "emptyDir": {}}
-        volumes.append(volume)
-    return {**pod, "spec": {**spec, "volumes": volumes}} if volumes else pod
-
-
 # --- the controller -------------------------------------------------------------------
 
 
@@ -251,8 +234,7 @@ class StatefulSetController:
     **sets** and **pods**: informers of plain dicts. **revisions**: where the sets'
     ControllerRevisions live; by default, asked of the server's discovery when the
     controller runs: on the server (:class:`ServedRevisions`, with an informer of its own)
-    if it serves them, else in memory. **claims_served**: whether the server serves
-    PersistentVolumeClaims (by default, asked likewise).
+    if it serves them, else in memory.
     **clock**: wall-clock seconds, for ``minReadySeconds``.
     """
 
@@ -263,7 +245,6 @@ class StatefulSetController:
         pods: Informer[RawObject],
         *,
         revisions: RevisionStore | None = None,
-        claims_served: bool | None = None,
         pod_index: OwnerIndex | None = None,
         workers: int = DEFAULT_WORKERS,
         pod_update_batch_period: float = POD_UPDATE_BATCH_PERIOD,
@@ -274,8 +255,6 @@ class StatefulSetController:
         self.pods = pods
         self.history = RevisionHistory(revisions if revisions is not None else LocalRevisions())
         self._discover = revisions is None
-        self.claims_served = bool(claims_served)
-        self._discover_claims = claims_served is None
         self.workers = workers
         self.pod_update_batch_period = pod_update_batch_period
         self.clock = clock
@@ -286,7 +265,6 @@ class StatefulSetController:
         self.recorder = EventRecorder(client, NAME)
         self.written = WrittenVersions()
         self.queue: WorkQueue[str] = WorkQueue(NAME)
-        self._claims_noted: set[str] = set()
         sets.add_handler(self._add_set, self._update_set, self._delete_set)
         pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
 
@@ -320,8 +298,6 @@ class StatefulSetController:
                     "kept in memory",
                     NAME,
                 )
-        if self._discover_claims:
-            self.claims_served = await served(self.client, "v1", "persistentvolumeclaims")
         return informer
 
     # --- event handlers ---------------------------------------------------------------
@@ -393,7 +369,6 @@ class StatefulSetController:
         sts = self.sets.get(key)
         if sts is None:
             self.written.forget(key)
-            self._claims_noted.discard(key)
             return
         if self.written.stale(key, sts):
             return  # our own status write is on its way to the cache
@@ -721,10 +696,7 @@ class StatefulSetController:
         """``CreateStatefulPod``: the pod's claims, then the pod."""
         name = pod["metadata"]["name"]
         _, ordinal = _parent_and_ordinal(pod)
-        if self._note_claims_skipped(sts):
-            pod = without_claims(pod, sts)
-        else:
-            await self._create_claims(sts, ordinal)
+        await self._create_claims(sts, ordinal)
         namespace = (sts.get("metadata") or {}).get("namespace") or "default"
         try:
             await self.client.create(PODS.raw, pod, namespace)
@@ -765,22 +737,6 @@ class StatefulSetController:
             return
         self._event(sts, "update", f"Pod {meta['name']}", None)
 
-    def _note_claims_skipped(self, sts: RawObject) -> bool:
-        """Whether claims must be skipped (the server does not serve them); logs once
-        per set."""
-        if self.claims_served or not _claim_templates(sts):
-            return not self.claims_served
-        key = object_key(sts)
-        if key not in self._claims_noted:
-            self._claims_noted.add(key)
-            log.warning(
-                "%s: StatefulSet %s has volumeClaimTemplates, but the API server does not "
-                "serve persistentvolumeclaims: its pods are made without claims",
-                NAME,
-                key,
-            )
-        return True
-
     async def _create_claims(self, sts: RawObject, ordinal: int) -> None:
         """``createPersistentVolumeClaims``: each missing claim of ``ordinal``."""
         for claim in persistent_volume_claims(sts, ordinal):
@@ -805,7 +761,7 @@ class StatefulSetController:
         pod, so the garbage collector deletes them after it
         (``updateClaimOwnerRefForSetAndPod``)."""
         _, when_scaled = _retention(sts)
-        if when_scaled != "Delete" or self._note_claims_skipped(sts):
+        if when_scaled != "Delete":
             return
         _, ordinal = _parent_and_ordinal(pod)
         ref = controller_ref(pod, "v1", "Pod")
