@@ -91,6 +91,7 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
         *daemon,
         "deployment-controller",
         "disruption-controller",
+        "ephemeral-volume-controller",
         "garbage-collector-controller",
         "job-controller",
         "kubelet",

@@ -448,3 +448,37 @@ def test_a_claim_without_class_gets_the_default_class_retroactively(cluster: Con
         ),
         what="the default class assigned",
     )
+
+
+def test_an_ephemeral_volume_gets_a_claim_owned_by_its_pod(cluster: ControlPlane) -> None:
+    apply(
+        cluster,
+        """\
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: nginx}]
+  volumes:
+  - name: cache
+    ephemeral:
+      volumeClaimTemplate:
+        metadata: {labels: {kind: cache}}
+        spec:
+          accessModes: [ReadWriteOnce]
+          resources: {requests: {storage: 1Gi}}
+""",
+    )
+    made = wait_for(lambda: get(cluster, "pvc", "scratch-cache"), what="the ephemeral claim")
+    (owner,) = made["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("Pod", "scratch", True)
+    assert made["metadata"]["labels"] == {"kind": "cache"}
+    node = wait_for(
+        lambda: (get(cluster, "pod", "scratch") or {}).get("spec", {}).get("nodeName"),
+        what="the pod scheduled",
+    )
+    select_node(cluster, "scratch-cache", node)
+    wait_for(lambda: phase(cluster, "pod", "scratch") == "Running", what="the pod Running")
+    cluster.kubectl("delete", "pod", "scratch", "--wait=false")
+    wait_for(lambda: get(cluster, "pvc", "scratch-cache") is None, what="the claim gone with it")

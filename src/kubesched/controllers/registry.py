@@ -21,7 +21,7 @@ from kubesched.controllers.csi import nodes as csi_nodes
 from kubesched.controllers.csi import provisioner as csi_provisioner
 from kubesched.controllers.deployment import controller as deployment
 from kubesched.controllers.manager import ControllerDescriptor
-from kubesched.controllers.volume import attachdetach, persistentvolume, protection
+from kubesched.controllers.volume import attachdetach, ephemeral, persistentvolume, protection
 from kubesched.controllers.volume.resources import (
     CSI_DRIVERS,
     CSI_NODES,
@@ -86,6 +86,7 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
         protection.PVC_NAME, protection.start_pvc_protection, (PERSISTENT_VOLUME_CLAIMS, PODS)
     ),
     ControllerDescriptor(protection.PV_NAME, protection.start_pv_protection, (PERSISTENT_VOLUMES,)),
+    ControllerDescriptor(ephemeral.NAME, ephemeral.start, (PODS, PERSISTENT_VOLUME_CLAIMS)),
     ControllerDescriptor(
         attachdetach.NAME,
         attachdetach.start,
