@@ -482,3 +482,38 @@ spec:
     wait_for(lambda: phase(cluster, "pod", "scratch") == "Running", what="the pod Running")
     cluster.kubectl("delete", "pod", "scratch", "--wait=false")
     wait_for(lambda: get(cluster, "pvc", "scratch-cache") is None, what="the claim gone with it")
+
+
+def test_provisioning_without_a_place_is_retried_until_a_node_fits(cluster: ControlPlane) -> None:
+    zone_label = "topology.kubernetes.io/zone"
+    apply(
+        cluster,
+        f"""\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {{name: zone-to-come}}
+provisioner: {ZONAL_DRIVER}
+volumeBindingMode: Immediate
+allowedTopologies:
+- matchLabelExpressions: [{{key: {zone_label}, values: [zone-to-come]}}]
+---
+"""
+        + claim("waits-for-a-zone", "1Gi", "zone-to-come"),
+    )
+    wait_for(
+        lambda: any(
+            r == "ProvisioningFailed"
+            for r, _ in events_of(cluster, "PersistentVolumeClaim", "waits-for-a-zone")
+        ),
+        what="ProvisioningFailed",
+    )
+    assert phase(cluster, "pvc", "waits-for-a-zone") == "Pending"
+    old_zone = node_labels(cluster, "node-0")[zone_label]
+    cluster.kubectl("label", "--overwrite", "node", "node-0", f"{zone_label}=zone-to-come")
+    try:
+        found = wait_for(lambda: bound(cluster, "waits-for-a-zone"), what="provisioned at last")
+    finally:
+        cluster.kubectl("label", "--overwrite", "node", "node-0", f"{zone_label}={old_zone}")
+    provisioned = get(cluster, "pv", found["spec"]["volumeName"])
+    assert provisioned is not None
+    assert affinity(provisioned) == (zone_label, ["zone-to-come"])

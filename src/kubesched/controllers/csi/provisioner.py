@@ -41,10 +41,11 @@ from kubesched.controllers.volume.resources import (
     PERSISTENT_VOLUMES,
     STORAGE_CLASSES,
 )
-from kubesched.kube import AlreadyExists, Client, Informer, NotFound
+from kubesched.kube import AlreadyExists, Client, Informer, KubeError, NotFound
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import NODES, RawObject
 from kubesched.kube.workqueue import WorkQueue
+from kubesched.objects.errors import ObjectError
 from kubesched.objects.storage.persistentvolume import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_DYNAMICALLY_PROVISIONED,
@@ -119,7 +120,11 @@ class CSIProvisioner:
         for informer in (self.claims, self.volumes, self.classes, self.nodes, self.csi_nodes):
             await informer.has_synced.wait()
         tasks = [
-            asyncio.create_task(process_queue(self.claim_queue, self.sync_claim, NAME)),
+            asyncio.create_task(
+                process_queue(
+                    self.claim_queue, self.sync_claim, NAME, (KubeError, ObjectError, _Failed)
+                )
+            ),
             asyncio.create_task(process_queue(self.volume_queue, self.sync_volume, NAME)),
         ]
         try:
@@ -173,8 +178,9 @@ class CSIProvisioner:
                 f"failed to provision volume with StorageClass {class_name!r}: {exc}",
             )
             if selected:
-                await self._reschedule(claim)
-            return
+                await self._reschedule(claim)  # its update brings the claim back
+                return
+            raise  # retried with the queue's backoff (nodes may register the driver)
         volume = self._volume_for(driver, cls, raw_class, claim, affinity)
         try:
             await self.client.create(PERSISTENT_VOLUMES, volume)
