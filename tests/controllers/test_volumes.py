@@ -517,3 +517,27 @@ allowedTopologies:
     provisioned = get(cluster, "pv", found["spec"]["volumeName"])
     assert provisioned is not None
     assert affinity(provisioned) == (zone_label, ["zone-to-come"])
+
+
+def test_a_pod_does_not_start_where_its_volume_cannot_be_mounted(cluster: ControlPlane) -> None:
+    local_to_node_1 = """\
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-1]}]
+"""
+    apply(
+        cluster,
+        volume("on-node-1", "1Gi", extra=local_to_node_1).replace(
+            "  accessModes: [ReadWriteOnce]", "  accessModes: [ReadWriteMany]"
+        )
+        + claim("on-node-1-claim", "1Gi", extra="  volumeName: on-node-1\n").replace(
+            "  accessModes: [ReadWriteOnce]", "  accessModes: [ReadWriteMany]"
+        ),
+    )
+    wait_for(lambda: bound(cluster, "on-node-1-claim"), what="the claim bound")
+    apply(cluster, pod("elsewhere", "on-node-1-claim", node="node-0"))
+    apply(cluster, pod("beside-it", "on-node-1-claim", node="node-1"))
+    wait_for(lambda: phase(cluster, "pod", "beside-it") == "Running", what="the pod on node-1")
+    # The kubelet of node-0 asked first and was refused: the volume is node-1's.
+    assert phase(cluster, "pod", "elsewhere") == "Pending"

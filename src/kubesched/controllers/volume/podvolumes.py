@@ -7,6 +7,9 @@ manager waits for attach and mount before it starts the containers.
 The reasons it gives are the kubelet's words: ``persistentvolumeclaim "x" not found``,
 ``persistentvolumeclaim "x" is being deleted``, ``PVC ns/x has non-bound phase
 ("Pending") or empty pvc.Spec.VolumeName ("")``, ``persistentvolume "v" not found``,
+``MountVolume.NodeAffinity check failed for volume "v" : no matching NodeSelectorTerms``
+(a volume whose node affinity excludes the pod's
+node: a local volume of another node, a disk of another zone),
 ``volume "v" is not attached to node "n" yet``.
 """
 
@@ -22,7 +25,9 @@ from kubesched.controllers.volume.resources import (
     VOLUME_ATTACHMENTS,
 )
 from kubesched.kube import Informer
-from kubesched.kube.resources import RawObject
+from kubesched.kube.resources import NODES, RawObject
+from kubesched.objects.errors import ObjectError
+from kubesched.objects.selectors import NodeSelector
 
 if TYPE_CHECKING:
     from kubesched.controllers.kubelet import MayStart
@@ -38,11 +43,13 @@ class PodVolumes:
         self,
         claims: Informer[RawObject],
         volumes: Informer[RawObject],
+        nodes: Informer[RawObject],
         attachments: Informer[RawObject] | None = None,
         csi_drivers: Informer[RawObject] | None = None,
     ) -> None:
         self.claims = claims
         self.volumes = volumes
+        self.nodes = nodes
         self.attachments = attachments
         self.csi_drivers = csi_drivers
 
@@ -82,6 +89,11 @@ class PodVolumes:
         volume = self.volumes.get(volume_name)
         if volume is None:
             return f'persistentvolume "{volume_name}" not found'
+        if not self._node_affinity_allows(volume, node):
+            return (
+                f'MountVolume.NodeAffinity check failed for volume "{volume_name}" : '
+                "no matching NodeSelectorTerms"
+            )
         source = (volume.get("spec") or {}).get("csi")
         if not isinstance(source, dict) or self.attachments is None or self.csi_drivers is None:
             return None
@@ -94,6 +106,17 @@ class PodVolumes:
         if attachment is None or (attachment.get("status") or {}).get("attached") is not True:
             return f'volume "{volume_name}" is not attached to node "{node}" yet'
         return None
+
+    def _node_affinity_allows(self, volume: RawObject, node: str) -> bool:
+        """The kubelet's ``checkNodeAffinity`` before it mounts a volume."""
+        required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
+        if not required:
+            return True
+        labels = ((self.nodes.get(node) or {}).get("metadata") or {}).get("labels") or {}
+        try:
+            return NodeSelector.from_dict(required).matches(node, labels)
+        except ObjectError:
+            return False
 
 
 def volumes_may_start(ctx: ControllerContext) -> MayStart | None:
@@ -108,6 +131,7 @@ def volumes_may_start(ctx: ControllerContext) -> MayStart | None:
     return PodVolumes(
         ctx.informers.informer(PERSISTENT_VOLUME_CLAIMS),
         ctx.informers.informer(PERSISTENT_VOLUMES),
+        ctx.informers.informer(NODES),
         attachments,
         csi_drivers,
     )
