@@ -541,3 +541,30 @@ def test_a_pod_does_not_start_where_its_volume_cannot_be_mounted(cluster: Contro
     wait_for(lambda: phase(cluster, "pod", "beside-it") == "Running", what="the pod on node-1")
     # The kubelet of node-0 asked first and was refused: the volume is node-1's.
     assert phase(cluster, "pod", "elsewhere") == "Pending"
+
+
+def test_a_zonal_volume_is_not_attached_to_a_node_of_another_zone(cluster: ControlPlane) -> None:
+    apply(cluster, claim("zone-bound", "1Gi", cls="zonal"))
+    wait_for(lambda: get(cluster, "pvc", "zone-bound"), what="the claim")
+    select_node(cluster, "zone-bound", "node-0")
+    found = wait_for(lambda: bound(cluster, "zone-bound"), what="the claim bound")
+    # node-0 and node-1 are in different zones (zones go round-robin over the nodes).
+    assert (
+        node_labels(cluster, "node-0")["topology.kubernetes.io/zone"]
+        != node_labels(cluster, "node-1")["topology.kubernetes.io/zone"]
+    )
+    apply(cluster, pod("wrong-zone", "zone-bound", node="node-1"))
+    provisioned = get(cluster, "pv", found["spec"]["volumeName"])
+    assert provisioned is not None
+    handle = provisioned["spec"]["csi"]["volumeHandle"]
+    name = attachment_name(handle, ZONAL_DRIVER, "node-1")
+    attachment = wait_for(
+        lambda: (
+            ((get(cluster, "volumeattachment", name) or {}).get("status") or {}).get("attachError")
+            and get(cluster, "volumeattachment", name)
+        ),
+        what="the attach error",
+    )
+    assert attachment["status"]["attached"] is False
+    assert "node affinity excludes the node" in attachment["status"]["attachError"]["message"]
+    assert phase(cluster, "pod", "wrong-zone") == "Pending"

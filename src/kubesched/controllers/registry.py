@@ -100,7 +100,9 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
         csi_provisioner.start,
         (*_CLAIMS_AND_VOLUMES, STORAGE_CLASSES, NODES, CSI_NODES),
     ),
-    ControllerDescriptor(csi_attacher.NAME, csi_attacher.start, (VOLUME_ATTACHMENTS,)),
+    ControllerDescriptor(
+        csi_attacher.NAME, csi_attacher.start, (VOLUME_ATTACHMENTS, PERSISTENT_VOLUMES, NODES)
+    ),
 )
 
 

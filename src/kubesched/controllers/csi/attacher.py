@@ -1,22 +1,27 @@
 """The simulated drivers' attacher (``csi-attacher``), after kubernetes-csi's
 external-attacher: a VolumeAttachment whose attacher is a simulated driver gets the
-finalizer ``external-attacher/<driver>`` and then ``status.attached: true`` (the
-``ControllerPublishVolume`` call always succeeds); once it is being deleted, the finalizer
-goes (``ControllerUnpublishVolume``). Nothing is really attached: the kubelet's wait for
-the pod's volumes (:mod:`kubesched.controllers.volume.podvolumes`) reads the status.
+finalizer ``external-attacher/<driver>`` and then ``status.attached: true``
+(``ControllerPublishVolume``), unless the volume's node affinity excludes the node (a disk
+of another zone): then ``status.attachError`` says so and it stays detached. Once it is
+being deleted, the finalizer goes (``ControllerUnpublishVolume``). Nothing is really
+attached: the kubelet's wait for the pod's volumes
+(:mod:`kubesched.controllers.volume.podvolumes`) reads the status.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from kubesched.controllers.controller_utils import process_queue
 from kubesched.controllers.csi.drivers import DRIVERS
-from kubesched.controllers.volume.resources import VOLUME_ATTACHMENTS
+from kubesched.controllers.volume.resources import PERSISTENT_VOLUMES, VOLUME_ATTACHMENTS
 from kubesched.kube import Client, Informer, NotFound
-from kubesched.kube.resources import RawObject
+from kubesched.kube.resources import NODES, RawObject
 from kubesched.kube.workqueue import WorkQueue
+from kubesched.objects.errors import ObjectError
+from kubesched.objects.selectors import NodeSelector
 
 if TYPE_CHECKING:
     from kubesched.controllers.manager import ControllerContext
@@ -35,9 +40,17 @@ def finalizer_name(driver: str) -> str:
 class CSIAttacher:
     """Attaches and detaches the simulated drivers' volumes (instantly)."""
 
-    def __init__(self, client: Client, attachments: Informer[RawObject]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        attachments: Informer[RawObject],
+        volumes: Informer[RawObject],
+        nodes: Informer[RawObject],
+    ) -> None:
         self.client = client
         self.attachments = attachments
+        self.volumes = volumes
+        self.nodes = nodes
         self.queue: WorkQueue[str] = WorkQueue(NAME)
         attachments.add_handler(self._enqueue, lambda _, new: self._enqueue(new))
 
@@ -47,7 +60,8 @@ class CSIAttacher:
 
     async def run(self) -> None:
         """Work until cancelled (after the informer synced)."""
-        await self.attachments.has_synced.wait()
+        for informer in (self.attachments, self.volumes, self.nodes):
+            await informer.has_synced.wait()
         try:
             await process_queue(self.queue, self.sync, NAME)
         finally:
@@ -72,12 +86,38 @@ class CSIAttacher:
             if finalizer not in finalizers:
                 body = {**attachment, "metadata": {**meta, "finalizers": [*finalizers, finalizer]}}
                 attachment = await self._update(body)
-            if (attachment.get("status") or {}).get("attached") is not True:
-                status = {**(attachment.get("status") or {}), "attached": True}
+            problem = self._publish_problem(attachment)
+            status = {**(attachment.get("status") or {}), "attached": problem is None}
+            if problem is None:
                 status.pop("attachError", None)
+            elif (status.get("attachError") or {}).get("message") != problem:
+                status["attachError"] = {"time": _now(), "message": problem}
+            if status != attachment.get("status"):
                 await self._update({**attachment, "status": status}, "status")
         except NotFound:
             return
+
+    def _publish_problem(self, attachment: RawObject) -> str | None:
+        """Why the volume cannot be attached to the node (None: it can)."""
+        spec = attachment.get("spec") or {}
+        name = str((spec.get("source") or {}).get("persistentVolumeName") or "")
+        node = str(spec.get("nodeName") or "")
+        volume = self.volumes.get(name)
+        if volume is None:
+            return f'persistentvolume "{name}" not found'
+        required = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
+        if not required:
+            return None
+        labels = ((self.nodes.get(node) or {}).get("metadata") or {}).get("labels") or {}
+        try:
+            if NodeSelector.from_dict(required).matches(node, labels):
+                return None
+        except ObjectError:
+            pass
+        return (
+            f"rpc error: code = FailedPrecondition desc = volume {name} cannot be attached "
+            f"to node {node}: its node affinity excludes the node"
+        )
 
     async def _update(self, body: RawObject, subresource: str = "") -> RawObject:
         typed = {**body, "apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment"}
@@ -85,6 +125,15 @@ class CSIAttacher:
         return updated
 
 
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def start(ctx: ControllerContext) -> CSIAttacher:
     """The attacher's init function for the controller manager."""
-    return CSIAttacher(ctx.client(NAME), ctx.informers.informer(VOLUME_ATTACHMENTS))
+    return CSIAttacher(
+        ctx.client(NAME),
+        ctx.informers.informer(VOLUME_ATTACHMENTS),
+        ctx.informers.informer(PERSISTENT_VOLUMES),
+        ctx.informers.informer(NODES),
+    )

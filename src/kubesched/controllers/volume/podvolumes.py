@@ -8,9 +8,8 @@ The reasons it gives are the kubelet's words: ``persistentvolumeclaim "x" not fo
 ``persistentvolumeclaim "x" is being deleted``, ``PVC ns/x has non-bound phase
 ("Pending") or empty pvc.Spec.VolumeName ("")``, ``persistentvolume "v" not found``,
 ``MountVolume.NodeAffinity check failed for volume "v" : no matching NodeSelectorTerms``
-(a volume whose node affinity excludes the pod's
-node: a local volume of another node, a disk of another zone),
-``volume "v" is not attached to node "n" yet``.
+(a volume whose node affinity excludes the pod's node: a local volume of another node, a
+disk of another zone), ``volume "v" is not attached to node "n" yet``.
 """
 
 from __future__ import annotations
