@@ -14,7 +14,7 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from kubesched.controllers.controller_utils import process_queue
+from kubesched.controllers.controller_utils import run_workers
 from kubesched.controllers.csi.drivers import DRIVERS
 from kubesched.controllers.volume.resources import PERSISTENT_VOLUMES, VOLUME_ATTACHMENTS
 from kubesched.kube import Client, Informer, NotFound
@@ -62,10 +62,7 @@ class CSIAttacher:
         """Work until cancelled (after the informer synced)."""
         for informer in (self.attachments, self.volumes, self.nodes):
             await informer.has_synced.wait()
-        try:
-            await process_queue(self.queue, self.sync, NAME)
-        finally:
-            self.queue.shut_down()
+        await run_workers(self.queue, self.sync, NAME, 1)
 
     async def sync(self, name: str) -> None:
         """Attach (finalizer, then status) or detach (finalizer off) ``name``."""

@@ -19,7 +19,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from kubesched.controllers.controller_utils import process_queue
+from kubesched.controllers.controller_utils import run_workers
 from kubesched.controllers.csi.drivers import (
     DRIVERS,
     csi_driver_object,
@@ -69,10 +69,7 @@ class CSINodeRegistrar:
         await self.nodes.has_synced.wait()
         await self.csi_nodes.has_synced.wait()
         await self.install()
-        try:
-            await process_queue(self.queue, self.sync, NAME)
-        finally:
-            self.queue.shut_down()
+        await run_workers(self.queue, self.sync, NAME, 1)
 
     async def install(self) -> None:
         """Create the CSIDriver objects and (if enabled) the StorageClasses missing."""

@@ -22,7 +22,7 @@ import contextlib
 import hashlib
 from typing import TYPE_CHECKING
 
-from kubesched.controllers.controller_utils import process_queue
+from kubesched.controllers.controller_utils import run_workers
 from kubesched.controllers.csi.drivers import DRIVERS
 from kubesched.controllers.volume.resources import (
     CSI_DRIVERS,
@@ -175,10 +175,7 @@ class AttachDetachController:
         """Work until cancelled (after the informers synced)."""
         for informer in (self.pods, self.claims, self.volumes, self.attachments, self.csi_drivers):
             await informer.has_synced.wait()
-        try:
-            await process_queue(self.queue, self.sync, NAME)
-        finally:
-            self.queue.shut_down()
+        await run_workers(self.queue, self.sync, NAME, 1)
 
     def desired(self, node: str) -> dict[str, tuple[str, str]]:
         """The VolumeAttachments node ``node`` needs: name -> (driver, volume name)."""

@@ -13,7 +13,7 @@ import contextlib
 import copy
 from typing import TYPE_CHECKING, Any
 
-from kubesched.controllers.controller_utils import process_queue
+from kubesched.controllers.controller_utils import run_workers
 from kubesched.controllers.volume.resources import PERSISTENT_VOLUME_CLAIMS
 from kubesched.kube import AlreadyExists, Client, Informer
 from kubesched.kube.resources import PODS, RawObject
@@ -95,10 +95,7 @@ class EphemeralVolumeController:
         """Work until cancelled (after the informers synced)."""
         await self.pods.has_synced.wait()
         await self.claims.has_synced.wait()
-        try:
-            await process_queue(self.queue, self.sync, NAME)
-        finally:
-            self.queue.shut_down()
+        await run_workers(self.queue, self.sync, NAME, 1)
 
     async def sync(self, key: str) -> None:
         """``syncHandler``: create the pod's missing ephemeral claims."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubesched.controllers.controller_utils import process_queue
+from kubesched.controllers.controller_utils import run_workers
 from kubesched.controllers.volume.binderutil import claim_key
 from kubesched.controllers.volume.resources import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
 from kubesched.kube import Client, Informer, NotFound
@@ -151,10 +151,7 @@ class PVCProtectionController:
         """Work until cancelled (after the informers synced)."""
         await self.claims.has_synced.wait()
         await self.pods.has_synced.wait()
-        try:
-            await process_queue(self.queue, self.sync, PVC_NAME)
-        finally:
-            self.queue.shut_down()
+        await run_workers(self.queue, self.sync, PVC_NAME, 1)
 
     async def sync(self, key: str) -> None:
         """``processPVC``."""
@@ -198,10 +195,7 @@ class PVProtectionController:
     async def run(self) -> None:
         """Work until cancelled (after the informer synced)."""
         await self.volumes.has_synced.wait()
-        try:
-            await process_queue(self.queue, self.sync, PV_NAME)
-        finally:
-            self.queue.shut_down()
+        await run_workers(self.queue, self.sync, PV_NAME, 1)
 
     async def sync(self, name: str) -> None:
         """``processPV``."""
