@@ -57,8 +57,13 @@ spec:
 """
 
 
-def pod(name: str, claim_name: str, node: str = "") -> str:
+def pod(name: str, claim_name: str = "", node: str = "") -> str:
     node_line = f"  nodeName: {node}\n" if node else ""
+    volumes = (
+        f"  volumes: [{{name: data, persistentVolumeClaim: {{claimName: {claim_name}}}}}]\n"
+        if claim_name
+        else ""
+    )
     return f"""\
 apiVersion: v1
 kind: Pod
@@ -66,8 +71,7 @@ metadata: {{name: {name}}}
 spec:
 {node_line}  terminationGracePeriodSeconds: 0
   containers: [{{name: main, image: nginx}}]
-  volumes: [{{name: data, persistentVolumeClaim: {{claimName: {claim_name}}}}}]
----
+{volumes}---
 """
 
 
@@ -398,25 +402,27 @@ def test_protection_finalizers_hold_used_claims_and_bound_volumes(cluster: Contr
 
 
 def test_a_pod_starts_once_its_claim_is_bound_and_attached(cluster: ControlPlane) -> None:
-    apply(cluster, claim("attach-me", "1Gi", cls="zonal") + pod("waits-for-volume", "attach-me"))
-    scheduled = wait_for(
-        lambda: (get(cluster, "pod", "waits-for-volume") or {}).get("spec", {}).get("nodeName"),
-        what="the pod scheduled",
+    # Bound to node-2 by its creator: no scheduler writes the claim's selected node.
+    apply(
+        cluster,
+        claim("attach-me", "1Gi", cls="zonal") + pod("waits-for-volume", "attach-me", "node-2"),
     )
-    # No selected node yet: the claim cannot be provisioned, the pod cannot start.
+    apply(cluster, pod("no-volume", node="node-2"))
+    wait_for(lambda: phase(cluster, "pod", "no-volume") == "Running", what="the other pod Running")
+    # The kubelet asked about the first pod before the second: its claim is not bound.
     assert phase(cluster, "pod", "waits-for-volume") == "Pending"
-    select_node(cluster, "attach-me", scheduled)
+    select_node(cluster, "attach-me", "node-2")
     wait_for(lambda: phase(cluster, "pod", "waits-for-volume") == "Running", what="Running")
     found = bound(cluster, "attach-me")
     assert found is not None
     provisioned = get(cluster, "pv", found["spec"]["volumeName"])
     assert provisioned is not None
     handle = provisioned["spec"]["csi"]["volumeHandle"]
-    attachment = get(cluster, "volumeattachment", attachment_name(handle, ZONAL_DRIVER, scheduled))
+    attachment = get(cluster, "volumeattachment", attachment_name(handle, ZONAL_DRIVER, "node-2"))
     assert attachment is not None
     assert attachment["spec"] == {
         "attacher": ZONAL_DRIVER,
-        "nodeName": scheduled,
+        "nodeName": "node-2",
         "source": {"persistentVolumeName": found["spec"]["volumeName"]},
     }
     assert attachment["status"]["attached"] is True
