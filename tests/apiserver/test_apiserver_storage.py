@@ -314,6 +314,22 @@ def test_persistent_volume_spec_rules(apiserver, spec, expected):
     assert causes == expected
 
 
+def test_mount_options_annotation_only_for_volume_types_that_mount_with_options(apiserver):
+    body = pv("mount-opts")
+    body["metadata"]["annotations"] = {"volume.beta.kubernetes.io/mount-options": "ro"}
+    _, causes = refused(apiserver, "POST", PVS, body)
+    assert causes == [
+        (
+            "FieldValueForbidden",
+            "metadata.annotations.volume.beta.kubernetes.io/mount-options",
+            "Forbidden: may not specify mount options for this volume type",
+        )
+    ]
+    del body["spec"]["hostPath"]
+    body["spec"]["nfs"] = {"server": "nfs.example.com", "path": "/export"}
+    assert call(apiserver, "POST", PVS, body)[0] == 201
+
+
 def test_persistent_volume_claim_validation(apiserver):
     body = pvc(
         "bad-claim",

@@ -330,9 +330,47 @@ def volume_spec(spec: dict[str, Any], path: str, inline: bool = False) -> Errors
     return errs
 
 
+#: ``MountOptionAnnotation``: mount options from before ``spec.mountOptions``.
+MOUNT_OPTIONS = "volume.beta.kubernetes.io/mount-options"
+#: The sources whose plugins take mount options (``checkMountOption``).
+_MOUNTABLE = frozenset(
+    {
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "glusterfs",
+        "nfs",
+        "rbd",
+        "quobyte",
+        "iscsi",
+        "cinder",
+        "cephfs",
+        "azureFile",
+        "vsphereVolume",
+        "azureDisk",
+        "photonPersistentDisk",
+    }
+)
+
+
+def _mount_options(obj: Object) -> Errors:
+    # pkg/volume/validation's ValidatePersistentVolume, which the PV strategy adds.
+    spec = as_dict(obj.get("spec"))
+    if any(spec.get(key) is not None for key in _MOUNTABLE):
+        return []
+    if MOUNT_OPTIONS in as_dict(as_dict(obj.get("metadata")).get("annotations")):
+        return [
+            forbidden(
+                f"metadata.annotations.{MOUNT_OPTIONS}",
+                "may not specify mount options for this volume type",
+            )
+        ]
+    return []
+
+
 def persistent_volume(obj: Object) -> Errors:
-    """``ValidatePersistentVolume`` after the metadata (``ValidatePersistentVolumeSpec``)."""
-    return volume_spec(as_dict(obj.get("spec")), "spec")
+    """``ValidatePersistentVolume`` after the metadata (``ValidatePersistentVolumeSpec``),
+    and the mount-options annotation check the strategy adds."""
+    return volume_spec(as_dict(obj.get("spec")), "spec") + _mount_options(obj)
 
 
 def _pv_source(spec: dict[str, Any]) -> dict[str, Any]:
