@@ -9,6 +9,7 @@ import pytest
 
 from kubesched.cli.cluster import start_cluster
 from kubesched.controllers.controller_utils import (
+    ChildEventHandlers,
     ControllerExpectations,
     UIDTrackingControllerExpectations,
     WrittenVersions,
@@ -19,6 +20,7 @@ from kubesched.controllers.controller_utils import (
 )
 from kubesched.kube import Client, Informer, load_kubeconfig
 from kubesched.kube.resources import REPLICA_SETS
+from kubesched.kube.workqueue import WorkQueue
 
 RS = REPLICA_SETS.raw
 
@@ -182,3 +184,74 @@ def run_against_server(tmp_path, scenario) -> None:
                 await scenario(client)
 
         asyncio.run(body())
+
+
+def test_child_event_handlers_wake_the_owners_upstream_wakes(tmp_path):
+    def pod(name: str, labels: dict, owner: dict | None = None, rv: str = "1", **meta) -> dict:
+        refs = [{"kind": "ReplicaSet", "controller": True, **owner}] if owner else []
+        return {
+            "metadata": {
+                "namespace": "default",
+                "name": name,
+                "labels": labels,
+                "ownerReferences": refs,
+                "resourceVersion": rv,
+                **meta,
+            }
+        }
+
+    async def drain(queue: WorkQueue[str]) -> set[str]:
+        keys = set()
+        while len(queue):
+            key = await queue.get()
+            assert key is not None
+            keys.add(key)
+            queue.done(key)
+        return keys
+
+    async def scenario(client: Client) -> None:
+        for rs in (
+            replica_set("web", {"app": "web"}, {"app": "web"}),
+            replica_set("db", {"app": "db"}, {"app": "db"}),
+        ):
+            await client.create(RS, rs, "default")
+        informer: Informer[dict] = Informer(client, RS)
+        informer.start()
+        try:
+            await informer.wait_for_sync()
+            web, db = informer.get("default/web"), informer.get("default/db")
+            assert web is not None and db is not None
+            of_web = {"name": "web", "uid": web["metadata"]["uid"]}
+            of_db = {"name": "db", "uid": db["metadata"]["uid"]}
+            queue: WorkQueue[str] = WorkQueue("test")
+            expectations = UIDTrackingControllerExpectations(Clock())
+            events = ChildEventHandlers(informer, "ReplicaSet", queue, expectations=expectations)
+
+            expectations.expect_creations("default/web", 1)
+            events.add(pod("a", {"app": "web"}, of_web))
+            assert await drain(queue) == {"default/web"}
+            assert expectations.satisfied_expectations("default/web")
+
+            events.add(pod("orphan", {"app": "db"}))
+            assert await drain(queue) == {"default/db"}  # the owner that may adopt it
+
+            expectations.expect_pod_deletions("default/web", ["default/a"])
+            events.add(pod("a", {"app": "web"}, of_web, deletionTimestamp="2026-01-01T00:00:00Z"))
+            assert await drain(queue) == {"default/web"}
+            assert expectations.satisfied_expectations("default/web")  # counted as deleted
+
+            events.update(pod("b", {}, of_web), pod("b", {}, of_db, rv="2"))
+            assert await drain(queue) == {"default/web", "default/db"}
+
+            events.update(pod("c", {"app": "web"}), pod("c", {"app": "db"}, rv="2"))
+            assert await drain(queue) == {"default/db"}
+
+            events.update(pod("c", {"app": "web"}), pod("c", {"app": "db"}))
+            assert await drain(queue) == set()  # a relist's unchanged copy
+
+            events.delete(pod("d", {}, {**of_web, "uid": "someone-else"}))
+            assert await drain(queue) == set()
+        finally:
+            await informer.stop()
+
+    run_against_server(tmp_path, scenario)

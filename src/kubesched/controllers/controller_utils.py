@@ -12,7 +12,8 @@
   events (``SuccessfulCreate``, ``FailedCreate``, ``SuccessfulDelete``, ``FailedDelete``).
 * :func:`update_status`: a status write with upstream's one retry after a conflict.
 * :func:`resolve_controller_ref` and :func:`owners_selecting`: what the informer handlers
-  of every workload controller ask of its owners' cache.
+  of every workload controller ask of its owners' cache; :class:`ChildEventHandlers`: the
+  pod handlers of the ReplicaSet, DaemonSet and StatefulSet controllers.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from kubesched.kube import Client, Conflict, Informer, KubeError, NotFound, Reso
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import PODS, RawObject
 from kubesched.kube.workqueue import WorkQueue
+from kubesched.objects.activepods import is_pod_ready
 from kubesched.objects.errors import ObjectError
-from kubesched.objects.podtemplate import pod_from_template
+from kubesched.objects.podtemplate import controller_of, pod_from_template
 from kubesched.objects.selectors import LabelSelector
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "SLOW_START_INITIAL_BATCH_SIZE",
     "SUCCESSFUL_CREATE_POD_REASON",
     "SUCCESSFUL_DELETE_POD_REASON",
+    "ChildEventHandlers",
     "ControllerExpectations",
     "PodControl",
     "UIDTrackingControllerExpectations",
@@ -348,6 +351,119 @@ def owners_selecting(
         if selector.matches(labels):
             found.append(owner)
     return found
+
+
+class ChildEventHandlers:
+    """The informer handlers of a controller's pods, as upstream's ``addPod`` /
+    ``updatePod`` / ``deletePod`` (ReplicaSet, DaemonSet, StatefulSet): each event turns
+    into the keys of the owners to sync, nothing more — they run in the informer's task.
+
+    * **added**: the owner the pod's controller reference names, its creation observed
+      in **expectations** (when the controller keeps them); for an orphan, every owner
+      whose selector matches it (one may adopt it). A pod already being deleted (seen
+      after a restart) counts as deleted, not created.
+    * **updated**: the old owner too when the reference changed; the owner after
+      **batch_period** (a status change of a pod only changes its owner's status), and
+      again ``minReadySeconds`` (plus a second against clock skew) after the pod became
+      ready; for an orphan whose labels or reference changed, the owners that may adopt
+      it. A pod that started terminating counts as deleted at once so that its owner
+      replaces it without waiting for the grace period (``deleting_is_deleted``); else
+      (the StatefulSet controller, which waits for it to go) its owner syncs at once.
+    * **deleted**: the owner, the pod's deletion observed.
+
+    **owners** / **kind**: the owners' informer and kind; **selector_of** /
+    **skip_empty**: as :func:`owners_selecting` reads their selectors.
+    """
+
+    def __init__(
+        self,
+        owners: Informer[RawObject],
+        kind: str,
+        queue: WorkQueue[str],
+        *,
+        expectations: UIDTrackingControllerExpectations | None = None,
+        batch_period: float = 0.0,
+        deleting_is_deleted: bool = True,
+        selector_of: Callable[[RawObject], LabelSelector] | None = None,
+        skip_empty: bool = True,
+    ) -> None:
+        self.owners = owners
+        self.kind = kind
+        self.queue = queue
+        self.expectations = expectations
+        self.batch_period = batch_period
+        self.deleting_is_deleted = deleting_is_deleted
+        self.selector_of = selector_of or _spec_selector
+        self.skip_empty = skip_empty
+
+    def resolve(self, pod: RawObject, ref: Mapping[str, Any] | None) -> RawObject | None:
+        """The owner ``ref`` names in the pod's namespace (``resolveControllerRef``)."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        return resolve_controller_ref(self.owners, namespace, ref, self.kind)
+
+    def adopters(self, pod: RawObject) -> list[RawObject]:
+        """The owners whose selector matches the orphan ``pod``."""
+        return owners_selecting(self.owners, pod, self.selector_of, self.skip_empty)
+
+    def add(self, pod: RawObject) -> None:
+        """The informer's add handler."""
+        if self.deleting_is_deleted and (pod.get("metadata") or {}).get("deletionTimestamp"):
+            self.delete(pod)
+            return
+        ref = controller_of(pod)
+        if ref is not None:
+            owner = self.resolve(pod, ref)
+            if owner is not None:
+                key = object_key(owner)
+                if self.expectations is not None:
+                    self.expectations.creation_observed(key)
+                self.queue.add(key)
+            return
+        for owner in self.adopters(pod):
+            self.queue.add(object_key(owner))
+
+    def update(self, old: RawObject, new: RawObject) -> None:
+        """The informer's update handler."""
+        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+        if old_meta.get("resourceVersion") == new_meta.get("resourceVersion"):
+            return  # a relist's unchanged copy
+        labels_changed = old_meta.get("labels") != new_meta.get("labels")
+        if self.deleting_is_deleted and new_meta.get("deletionTimestamp"):
+            self.delete(new)
+            if labels_changed:
+                self.delete(old)
+            return
+        old_ref, new_ref = controller_of(old), controller_of(new)
+        if old_ref != new_ref and old_ref is not None:
+            previous = self.resolve(new, old_ref)
+            if previous is not None:
+                self.queue.add(object_key(previous))
+        if new_ref is not None:
+            owner = self.resolve(new, new_ref)
+            if owner is None:
+                return
+            key = object_key(owner)
+            if new_meta.get("deletionTimestamp") and not old_meta.get("deletionTimestamp"):
+                self.queue.add(key)
+            else:
+                self.queue.add_after(key, self.batch_period)
+            min_ready = int((owner.get("spec") or {}).get("minReadySeconds") or 0)
+            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(new):
+                self.queue.add_after(key, min_ready + 1.0)
+            return
+        if labels_changed or old_ref != new_ref:
+            for owner in self.adopters(new):
+                self.queue.add(object_key(owner))
+
+    def delete(self, pod: RawObject) -> None:
+        """The informer's delete handler."""
+        owner = self.resolve(pod, controller_of(pod))
+        if owner is None:
+            return
+        key = object_key(owner)
+        if self.expectations is not None:
+            self.expectations.pod_deletion_observed(key, pod_key(pod))
+        self.queue.add(key)
 
 
 async def slow_start_batch(

@@ -31,12 +31,11 @@ from kubesched.controllers.controller_ref_manager import ControllerRefManager, r
 from kubesched.controllers.controller_utils import (
     BURST_REPLICAS,
     SLOW_START_INITIAL_BATCH_SIZE,
+    ChildEventHandlers,
     PodControl,
     UIDTrackingControllerExpectations,
     WrittenVersions,
-    owners_selecting,
     pod_key,
-    resolve_controller_ref,
     run_workers,
     slow_start_batch,
     update_status,
@@ -283,7 +282,14 @@ class DaemonSetController:
         self._nodes: dict[str, tuple[str, Node]] = {}
         self.failed_pods_backoff = FailedPodsBackoff()
         daemon_sets.add_handler(self._add_ds, lambda _o, new: self._add_ds(new), self._delete_ds)
-        pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+        self.pod_events = ChildEventHandlers(
+            daemon_sets,
+            KIND,
+            self.queue,
+            expectations=self.expectations,
+            batch_period=pod_update_batch_period,
+        )
+        pods.add_handler(self.pod_events.add, self.pod_events.update, self.pod_events.delete)
         nodes.add_handler(self._node_changed, self._update_node, self._node_changed)
 
     # --- running ----------------------------------------------------------------------
@@ -335,65 +341,6 @@ class DaemonSetController:
         old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
         if old_meta.get("labels") != new_meta.get("labels") or old.get("spec") != new.get("spec"):
             self._enqueue_all()
-
-    def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
-        return resolve_controller_ref(self.daemon_sets, namespace, ref, KIND)
-
-    def _matching(self, pod: RawObject) -> list[RawObject]:
-        """``GetPodDaemonSets``: the DaemonSets that may adopt the orphan ``pod``."""
-        return owners_selecting(self.daemon_sets, pod)
-
-    def _add_pod(self, pod: RawObject) -> None:
-        meta = pod.get("metadata") or {}
-        if meta.get("deletionTimestamp"):
-            self._delete_pod(pod)
-            return
-        ref = controller_of(pod)
-        if ref is not None:
-            ds = self._resolve(meta.get("namespace") or "", ref)
-            if ds is not None:
-                key = object_key(ds)
-                self.expectations.creation_observed(key)
-                self.queue.add(key)
-            return
-        for ds in self._matching(pod):
-            self.queue.add(object_key(ds))
-
-    def _update_pod(self, old: RawObject, new: RawObject) -> None:
-        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-        if old_meta.get("resourceVersion") == new_meta.get("resourceVersion"):
-            return
-        if new_meta.get("deletionTimestamp"):
-            self._delete_pod(new)
-            return
-        namespace = new_meta.get("namespace") or ""
-        old_ref, new_ref = controller_of(old), controller_of(new)
-        if old_ref != new_ref and old_ref is not None:
-            previous = self._resolve(namespace, old_ref)
-            if previous is not None:
-                self.queue.add(object_key(previous))
-        if new_ref is not None:
-            ds = self._resolve(namespace, new_ref)
-            if ds is None:
-                return
-            key = object_key(ds)
-            self.queue.add_after(key, self.pod_update_batch_period)
-            min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(new):
-                self.queue.add_after(key, min_ready + 1.0)
-            return
-        if old_meta.get("labels") != new_meta.get("labels") or old_ref != new_ref:
-            for ds in self._matching(new):
-                self.queue.add(object_key(ds))
-
-    def _delete_pod(self, pod: RawObject) -> None:
-        meta = pod.get("metadata") or {}
-        ds = self._resolve(meta.get("namespace") or "", controller_of(pod))
-        if ds is None:
-            return
-        key = object_key(ds)
-        self.expectations.pod_deletion_observed(key, pod_key(pod))
-        self.queue.add(key)
 
     # --- sync -------------------------------------------------------------------------
 

@@ -28,12 +28,11 @@ from kubesched.controllers.controller_ref_manager import ControllerRefManager, r
 from kubesched.controllers.controller_utils import (
     BURST_REPLICAS,
     SLOW_START_INITIAL_BATCH_SIZE,
+    ChildEventHandlers,
     PodControl,
     UIDTrackingControllerExpectations,
     WrittenVersions,
-    owners_selecting,
     pod_key,
-    resolve_controller_ref,
     run_workers,
     slow_start_batch,
     update_status,
@@ -52,7 +51,6 @@ from kubesched.kube.workqueue import WorkQueue
 from kubesched.objects.activepods import (
     is_pod_active,
     is_pod_available,
-    is_pod_ready,
     pod_ready_condition,
 )
 from kubesched.objects.activepods import pods_to_delete as rank_pods_to_delete
@@ -239,7 +237,17 @@ class ReplicaSetController:
         self.queue: WorkQueue[str] = WorkQueue(kind.component)
         self._tasks: list[asyncio.Task[None]] = []
         owners.add_handler(self._add_owner, self._update_owner, self._delete_owner)
-        pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+        self.pod_events = ChildEventHandlers(
+            owners,
+            kind.kind,
+            self.queue,
+            expectations=self.expectations,
+            batch_period=pod_update_batch_period,
+            selector_of=kind.selector,
+            # A ReplicationController's map selector: empty matches all, as upstream.
+            skip_empty=kind.kind != "ReplicationController",
+        )
+        pods.add_handler(self.pod_events.add, self.pod_events.update, self.pod_events.delete)
 
     # --- running ----------------------------------------------------------------------
 
@@ -270,84 +278,10 @@ class ReplicaSetController:
         self.expectations.delete_expectations(key)
         self.queue.add(key)
 
-    def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
-        """``resolveControllerRef``: the owner a reference names, if it is ours."""
-        return resolve_controller_ref(self.owners, namespace, ref, self.kind.kind)
-
     def _owners_in(self, namespace: str) -> list[RawObject]:
         return [
             o for o in self.owners.list() if (o.get("metadata") or {}).get("namespace") == namespace
         ]
-
-    def _matching_owners(self, pod: RawObject) -> list[RawObject]:
-        """``getPodReplicaSets``: owners in the pod's namespace whose selector matches
-        (an empty one matches nothing, except a ReplicationController's, as upstream)."""
-        return owners_selecting(
-            self.owners,
-            pod,
-            self.kind.selector,
-            skip_empty=self.kind.kind != "ReplicationController",
-        )
-
-    def _add_pod(self, pod: RawObject) -> None:
-        meta = pod.get("metadata") or {}
-        if meta.get("deletionTimestamp"):
-            # Restarted with the pod already being deleted: do not count it as created.
-            self._delete_pod(pod)
-            return
-        owner = self._resolve(meta.get("namespace") or "", controller_of(pod))
-        if owner is not None:
-            key = object_key(owner)
-            self.expectations.creation_observed(key)
-            self.queue.add(key)
-            return
-        if controller_of(pod) is None:
-            for owner in self._matching_owners(pod):
-                self._enqueue(owner)
-
-    def _update_pod(self, old: RawObject, new: RawObject) -> None:
-        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-        if old_meta.get("resourceVersion") == new_meta.get("resourceVersion"):
-            return  # a relist's unchanged copy
-        labels_changed = old_meta.get("labels") != new_meta.get("labels")
-        if new_meta.get("deletionTimestamp"):
-            # Count it gone now: the owner should replace it at once, not after the
-            # grace period.
-            self._delete_pod(new)
-            if labels_changed:
-                self._delete_pod(old)
-            return
-        namespace = new_meta.get("namespace") or ""
-        old_ref, new_ref = controller_of(old), controller_of(new)
-        if old_ref != new_ref and old_ref is not None:
-            previous = self._resolve(namespace, old_ref)
-            if previous is not None:
-                self._enqueue(previous)
-        if new_ref is not None:
-            owner = self._resolve(namespace, new_ref)
-            if owner is None:
-                return
-            # A status change of an owned pod only changes the owner's status: batch
-            # them (see POD_UPDATE_BATCH_PERIOD).
-            self.queue.add_after(object_key(owner), self.pod_update_batch_period)
-            min_ready = int((owner.get("spec") or {}).get("minReadySeconds") or 0)
-            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(new):
-                # Available only minReadySeconds later: look again then (plus a second
-                # against clock skew, as upstream).
-                self.queue.add_after(object_key(owner), min_ready + 1.0)
-            return
-        if labels_changed or old_ref != new_ref:
-            for owner in self._matching_owners(new):
-                self._enqueue(owner)
-
-    def _delete_pod(self, pod: RawObject) -> None:
-        meta = pod.get("metadata") or {}
-        owner = self._resolve(meta.get("namespace") or "", controller_of(pod))
-        if owner is None:
-            return
-        key = object_key(owner)
-        self.expectations.pod_deletion_observed(key, pod_key(pod))
-        self.queue.add(key)
 
     # --- sync -------------------------------------------------------------------------
 

@@ -37,9 +37,8 @@ from typing import Any
 
 from kubesched.controllers.controller_ref_manager import ControllerRefManager, recheck_deletion
 from kubesched.controllers.controller_utils import (
+    ChildEventHandlers,
     WrittenVersions,
-    owners_selecting,
-    resolve_controller_ref,
     run_workers,
     update_status,
 )
@@ -266,7 +265,11 @@ class StatefulSetController:
         self.written = WrittenVersions()
         self.queue: WorkQueue[str] = WorkQueue(NAME)
         sets.add_handler(self._add_set, self._update_set, self._delete_set)
-        pods.add_handler(self._add_pod, self._update_pod, self._delete_pod)
+        # A terminating member keeps its name until it is gone: its set waits for it.
+        self.pod_events = ChildEventHandlers(
+            sets, KIND, self.queue, batch_period=pod_update_batch_period, deleting_is_deleted=False
+        )
+        pods.add_handler(self.pod_events.add, self.pod_events.update, self.pod_events.delete)
 
     # --- running ----------------------------------------------------------------------
 
@@ -310,57 +313,6 @@ class StatefulSetController:
 
     def _delete_set(self, sts: RawObject) -> None:
         self.queue.add(object_key(sts))
-
-    def _resolve(self, namespace: str, ref: dict[str, Any] | None) -> RawObject | None:
-        return resolve_controller_ref(self.sets, namespace, ref, KIND)
-
-    def _matching_sets(self, pod: RawObject) -> list[RawObject]:
-        """``getPodStatefulSets``: sets in the pod's namespace whose selector matches."""
-        return owners_selecting(self.sets, pod)
-
-    def _add_pod(self, pod: RawObject) -> None:
-        meta = pod.get("metadata") or {}
-        ref = controller_of(pod)
-        if ref is not None:
-            sts = self._resolve(meta.get("namespace") or "", ref)
-            if sts is not None:
-                self.queue.add(object_key(sts))
-            return
-        for sts in self._matching_sets(pod):
-            self.queue.add(object_key(sts))
-
-    def _update_pod(self, old: RawObject, new: RawObject) -> None:
-        old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-        if old_meta.get("resourceVersion") == new_meta.get("resourceVersion"):
-            return
-        namespace = new_meta.get("namespace") or ""
-        old_ref, new_ref = controller_of(old), controller_of(new)
-        if old_ref != new_ref and old_ref is not None:
-            previous = self._resolve(namespace, old_ref)
-            if previous is not None:
-                self.queue.add(object_key(previous))
-        if new_ref is not None:
-            sts = self._resolve(namespace, new_ref)
-            if sts is None:
-                return
-            key = object_key(sts)
-            if new_meta.get("deletionTimestamp") and not old_meta.get("deletionTimestamp"):
-                self.queue.add(key)
-            else:
-                self.queue.add_after(key, self.pod_update_batch_period)
-            min_ready = int((sts.get("spec") or {}).get("minReadySeconds") or 0)
-            if min_ready > 0 and not is_pod_ready(old) and is_pod_ready(new):
-                self.queue.add_after(key, min_ready + 1.0)
-            return
-        if old_meta.get("labels") != new_meta.get("labels") or old_ref != new_ref:
-            for sts in self._matching_sets(new):
-                self.queue.add(object_key(sts))
-
-    def _delete_pod(self, pod: RawObject) -> None:
-        meta = pod.get("metadata") or {}
-        sts = self._resolve(meta.get("namespace") or "", controller_of(pod))
-        if sts is not None:
-            self.queue.add(object_key(sts))
 
     # --- sync -------------------------------------------------------------------------
 
