@@ -146,32 +146,21 @@ def test_status_write_retries_once_after_a_conflict(tmp_path):
 
 
 def test_owner_lookups_in_the_informer_cache(tmp_path):
-    async def scenario(client: Client) -> None:
-        for rs in (
-            replica_set("web", {"app": "web"}, {"app": "web"}),
-            replica_set("web-tier", {"tier": "front"}, {"tier": "front"}),
-            replica_set("db", {"app": "db"}, {"app": "db"}),
-        ):
-            await client.create(RS, rs, "default")
-        informer: Informer[dict] = Informer(client, RS)
-        informer.start()
-        try:
-            await informer.wait_for_sync()
-            pod = {"metadata": {"namespace": "default", "labels": {"app": "web", "tier": "front"}}}
-            names = sorted(o["metadata"]["name"] for o in owners_selecting(informer, pod))
-            assert names == ["web", "web-tier"]
-            elsewhere = {"metadata": {"namespace": "other", "labels": {"app": "web"}}}
-            assert owners_selecting(informer, elsewhere) == []
-            web = informer.get("default/web")
-            assert web is not None
-            ref = {"kind": "ReplicaSet", "name": "web", "uid": web["metadata"]["uid"]}
-            assert resolve_controller_ref(informer, "default", ref, "ReplicaSet") is web
-            for wrong in ({**ref, "uid": "another"}, {**ref, "kind": "Deployment"}, None):
-                assert resolve_controller_ref(informer, "default", wrong, "ReplicaSet") is None
-        finally:
-            await informer.stop()
+    async def scenario(informer: Informer[dict]) -> None:
+        pod = {"metadata": {"namespace": "default", "labels": {"app": "web", "tier": "front"}}}
+        names = sorted(o["metadata"]["name"] for o in owners_selecting(informer, pod))
+        assert names == ["web", "web-tier"]
+        elsewhere = {"metadata": {"namespace": "other", "labels": {"app": "web"}}}
+        assert owners_selecting(informer, elsewhere) == []
+        web = informer.get("default/web")
+        assert web is not None
+        ref = {"kind": "ReplicaSet", "name": "web", "uid": web["metadata"]["uid"]}
+        assert resolve_controller_ref(informer, "default", ref, "ReplicaSet") is web
+        for wrong in ({**ref, "uid": "another"}, {**ref, "kind": "Deployment"}, None):
+            assert resolve_controller_ref(informer, "default", wrong, "ReplicaSet") is None
 
-    run_against_server(tmp_path, scenario)
+    owners = {"web": {"app": "web"}, "web-tier": {"tier": "front"}, "db": {"app": "db"}}
+    run_with_replica_sets(tmp_path, owners, scenario)
 
 
 def run_against_server(tmp_path, scenario) -> None:
@@ -209,49 +198,56 @@ def test_child_event_handlers_wake_the_owners_upstream_wakes(tmp_path):
             queue.done(key)
         return keys
 
-    async def scenario(client: Client) -> None:
-        for rs in (
-            replica_set("web", {"app": "web"}, {"app": "web"}),
-            replica_set("db", {"app": "db"}, {"app": "db"}),
-        ):
-            await client.create(RS, rs, "default")
+    async def scenario(informer: Informer[dict]) -> None:
+        web, db = informer.get("default/web"), informer.get("default/db")
+        assert web is not None and db is not None
+        of_web = {"name": "web", "uid": web["metadata"]["uid"]}
+        of_db = {"name": "db", "uid": db["metadata"]["uid"]}
+        queue: WorkQueue[str] = WorkQueue("test")
+        expectations = UIDTrackingControllerExpectations(Clock())
+        events = ChildEventHandlers(informer, "ReplicaSet", queue, expectations=expectations)
+
+        expectations.expect_creations("default/web", 1)
+        events.add(pod("a", {"app": "web"}, of_web))
+        assert await drain(queue) == {"default/web"}
+        assert expectations.satisfied_expectations("default/web")
+
+        events.add(pod("orphan", {"app": "db"}))
+        assert await drain(queue) == {"default/db"}  # the owner that may adopt it
+
+        expectations.expect_pod_deletions("default/web", ["default/a"])
+        events.add(pod("a", {"app": "web"}, of_web, deletionTimestamp="2026-01-01T00:00:00Z"))
+        assert await drain(queue) == {"default/web"}
+        assert expectations.satisfied_expectations("default/web")  # counted as deleted
+
+        events.update(pod("b", {}, of_web), pod("b", {}, of_db, rv="2"))
+        assert await drain(queue) == {"default/web", "default/db"}
+
+        events.update(pod("c", {"app": "web"}), pod("c", {"app": "db"}, rv="2"))
+        assert await drain(queue) == {"default/db"}
+
+        events.update(pod("c", {"app": "web"}), pod("c", {"app": "db"}))
+        assert await drain(queue) == set()  # a relist's unchanged copy
+
+        events.delete(pod("d", {}, {**of_web, "uid": "someone-else"}))
+        assert await drain(queue) == set()
+
+    run_with_replica_sets(tmp_path, {"web": {"app": "web"}, "db": {"app": "db"}}, scenario)
+
+
+def run_with_replica_sets(tmp_path, selectors: dict[str, dict], scenario) -> None:
+    """Create a ReplicaSet per name of ``selectors`` (its template labelled as it
+    selects), then run ``scenario(informer)`` with an informer of them synced."""
+
+    async def body(client: Client) -> None:
+        for name, labels in selectors.items():
+            await client.create(RS, replica_set(name, labels, labels), "default")
         informer: Informer[dict] = Informer(client, RS)
         informer.start()
         try:
             await informer.wait_for_sync()
-            web, db = informer.get("default/web"), informer.get("default/db")
-            assert web is not None and db is not None
-            of_web = {"name": "web", "uid": web["metadata"]["uid"]}
-            of_db = {"name": "db", "uid": db["metadata"]["uid"]}
-            queue: WorkQueue[str] = WorkQueue("test")
-            expectations = UIDTrackingControllerExpectations(Clock())
-            events = ChildEventHandlers(informer, "ReplicaSet", queue, expectations=expectations)
-
-            expectations.expect_creations("default/web", 1)
-            events.add(pod("a", {"app": "web"}, of_web))
-            assert await drain(queue) == {"default/web"}
-            assert expectations.satisfied_expectations("default/web")
-
-            events.add(pod("orphan", {"app": "db"}))
-            assert await drain(queue) == {"default/db"}  # the owner that may adopt it
-
-            expectations.expect_pod_deletions("default/web", ["default/a"])
-            events.add(pod("a", {"app": "web"}, of_web, deletionTimestamp="2026-01-01T00:00:00Z"))
-            assert await drain(queue) == {"default/web"}
-            assert expectations.satisfied_expectations("default/web")  # counted as deleted
-
-            events.update(pod("b", {}, of_web), pod("b", {}, of_db, rv="2"))
-            assert await drain(queue) == {"default/web", "default/db"}
-
-            events.update(pod("c", {"app": "web"}), pod("c", {"app": "db"}, rv="2"))
-            assert await drain(queue) == {"default/db"}
-
-            events.update(pod("c", {"app": "web"}), pod("c", {"app": "db"}))
-            assert await drain(queue) == set()  # a relist's unchanged copy
-
-            events.delete(pod("d", {}, {**of_web, "uid": "someone-else"}))
-            assert await drain(queue) == set()
+            await scenario(informer)
         finally:
             await informer.stop()
 
-    run_against_server(tmp_path, scenario)
+    run_against_server(tmp_path, body)
