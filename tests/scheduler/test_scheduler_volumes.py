@@ -18,7 +18,13 @@ from test_scheduler_live import events_for, make_node, make_pod, node_of, pod_ra
 
 from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.kube import Client, NotFound
-from kubesched.kube.resources import NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS
+from kubesched.kube.resources import (
+    CSI_NODES,
+    NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+)
 from kubesched.scheduler.scheduler import Scheduler
 
 ZONE = "topology.kubernetes.io/zone"
@@ -117,5 +123,68 @@ def test_the_storage_informers_sync_and_hold_the_objects(apiserver):
         await client.update(PERSISTENT_VOLUMES.raw, raw)
         moved = await until(lambda: lister.persistent_volume("pv-1").labels[ZONE] == "zone-b")
         assert moved and lister.storage_version() > version
+
+    run(body, apiserver)
+
+
+def test_a_node_at_its_attach_limit_gets_no_more_volume_pods(apiserver):
+    """CSINodes reach NodeVolumeLimits through the live informers: node-a attaches one
+    volume of the driver and has one, so the next volume pod goes to node-b; raising
+    node-a's limit (a CSINode update) lets a third in."""
+
+    def csi_node(name: str, count: int) -> dict[str, Any]:
+        return {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {
+                "drivers": [
+                    {"name": "csi.example.com", "nodeID": name, "allocatable": {"count": count}}
+                ]
+            },
+        }
+
+    async def body(client: Client, scheduler: Scheduler) -> None:
+        if not await serves_claims(client):
+            pytest.skip("this API server does not serve PersistentVolumeClaims yet")
+        for name in ("node-a", "node-b"):
+            await client.create(NODES.raw, zonal_node(name, "zone-a"))
+        await client.create(CSI_NODES.raw, csi_node("node-a", 1))
+        await client.create(CSI_NODES.raw, csi_node("node-b", 1))
+        for i in range(3):
+            await client.create(PERSISTENT_VOLUMES.raw, volume(f"pv-{i}", "zone-a", f"c{i}"))
+            await client.create(PERSISTENT_VOLUME_CLAIMS.raw, claim(f"c{i}", f"pv-{i}"))
+        await until(lambda: scheduler.lister.csi_node("node-b"), what="the CSINodes listed")
+
+        async def place(name: str, claim_name: str, pinned: str = "") -> str:
+            pod = make_pod(name).raw
+            pod["spec"]["volumes"] = [
+                {"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}
+            ]
+            if pinned:
+                pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": pinned}
+            await client.create(PODS.raw, pod)
+
+            async def bound() -> str:
+                return node_of(await pod_raw(client, name))
+
+            return str(await until(bound, what=f"{name} bound"))
+
+        assert await place("first", "c0", pinned="node-a") == "node-a"
+        assert await place("second", "c1") == "node-b"
+        # Both nodes are full now; node-a's driver is then given room for a second volume.
+        pod = make_pod("third").raw
+        pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "c2"}}]
+        await client.create(PODS.raw, pod)
+        events = await until(lambda: events_for(client, "third", "FailedScheduling"))
+        assert "2 node(s) exceed max volume count" in events[0]["message"]
+        raw = await client.get(CSI_NODES.raw, "node-a")
+        raw["spec"]["drivers"][0]["allocatable"]["count"] = 2
+        await client.update(CSI_NODES.raw, raw)
+
+        async def third() -> str:
+            return node_of(await pod_raw(client, "third"))
+
+        assert await until(third, what="third bound") == "node-a"
 
     run(body, apiserver)
