@@ -39,10 +39,10 @@ def assert_clean(report: OpenedReport) -> None:
     assert report.dialogs == []
 
 
-def assert_scores_match(report: OpenedReport, item: dict[str, Any]) -> None:
+def assert_scores_match(report: OpenedReport, item: dict[str, Any], run: str = "") -> None:
     """Per node: the cells are score x weight, they add up to the total, and the chosen
     node is the one marked."""
-    within = f'[data-testid=explanation][data-pod="{item["pod"]}"]'
+    within = f'[data-testid=explanation][data-pod="{item["pod"]}"][data-run="{run}"]'
     nodes = {n["name"]: n for n in item["nodes"]}
     cells: dict[str, int] = {}
     for cell in report.attrs(
@@ -290,6 +290,7 @@ def test_compare_report_shows_deltas(
     for run in doc["runs"]:
         (item,) = run["explained"]
         assert item["pod"] == "default/p2"
+        assert_scores_match(report, item, run["label"])
     assert report.page.locator("[data-testid=explanation]").count() == 2
 
 
