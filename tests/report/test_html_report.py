@@ -124,3 +124,17 @@ def test_report_refuses_what_it_cannot_read(
     assert err.startswith(f"kubesched: error: {doc}")
     assert message in err
     assert not (tmp_path / "out.html").exists()
+
+
+def test_a_report_that_cannot_be_written_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster = write(
+        tmp_path / "c.yaml", make_node("n1").capacity(cpu="1", memory="1Gi", pods="10").dict()
+    )
+    target = tmp_path / "missing" / "r.html"
+    assert main(["simulate", "--cluster", str(cluster), "--report", str(target)]) == 2
+    assert (
+        f"kubesched: error: {target}: cannot write: No such file or directory"
+        in capsys.readouterr().err
+    )

@@ -117,8 +117,13 @@ def render_html(data: Mapping[str, Any]) -> str:
 
 
 def write_html(data: Mapping[str, Any], path: Path) -> None:
-    """Render ``data`` into ``path`` (bytes are UTF-8, newlines ``\\n``)."""
-    path.write_bytes(render_html(data).encode("utf-8"))
+    """Render ``data`` into ``path`` (UTF-8); ReportError names the file when it cannot
+    be written."""
+    page = render_html(data).encode("utf-8")
+    try:
+        path.write_bytes(page)
+    except OSError as err:
+        raise ReportError(f"{path}: cannot write: {err.strerror or err}") from None
 
 
 def embed_json(data: Mapping[str, Any]) -> Markup:
