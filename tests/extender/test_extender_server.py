@@ -370,3 +370,29 @@ def test_real_port_on_loopback_serves_a_large_request() -> None:
     status, answer = asyncio.run(run())
     assert status == 200
     assert len(answer["Nodes"]["items"]) == 300
+
+
+@pytest.mark.parametrize(
+    ("victim", "field"),
+    [
+        pytest.param(dict(go_pod("batch-1"), metadata=5), ".Pods[0].metadata", id="metadata"),
+        pytest.param(
+            dict(go_pod("batch-1"), metadata={"uid": ["x"]}), ".Pods[0].metadata.uid", id="uid"
+        ),
+    ],
+)
+def test_preempt_victim_of_the_wrong_type_is_a_400(
+    server: ExtenderServer, victim: dict[str, Any], field: str
+) -> None:
+    body = {"Pod": POD, "NodeNameToVictims": {"b": {"Pods": [victim]}}}
+    reply = post(server.app(), "/preempt", json.dumps(body).encode())
+    assert reply.status == 400
+    assert f"ExtenderPreemptionArgs.NodeNameToVictims[b]{field}" in reply.body.decode()
+
+
+@pytest.mark.parametrize("verb", ["filter", "prioritize", "preempt"])
+def test_json_nested_5000_deep_is_a_400_for_every_verb(server: ExtenderServer, verb: str) -> None:
+    deep = b'{"Pod":{"metadata":{"annotations":' + b"[" * 5000 + b"]" * 5000 + b"}}}"
+    reply = post(server.app(), f"/{verb}", deep)
+    assert reply.status == 400
+    assert "exceeded max depth" in reply.body.decode()

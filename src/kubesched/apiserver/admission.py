@@ -9,9 +9,10 @@ Validation is :mod:`kubesched.apiserver.validation`; pod priority is
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from kubesched.apiserver import errors
+from kubesched.apiserver import errors, typecheck
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.watch import Object
 from kubesched.objects import defaults
@@ -39,9 +40,22 @@ def check_body(res: Resource, body: Any) -> Object:
     metadata = body.get("metadata", {})
     if not isinstance(metadata, dict):
         raise errors.bad_request("metadata must be a JSON object")
+    check_types(res, body)
     body["kind"] = res.kind
     body["apiVersion"] = res.group_version
     return body
+
+
+def check_types(res: Resource, body: dict[str, Any]) -> None:
+    """Refuse (400) a body holding a value of a JSON type the kind's Go type cannot
+    decode, with the decoder's words (:mod:`kubesched.apiserver.typecheck`)."""
+    try:
+        typecheck.check(res.group, res.version, res.kind, body)
+    except typecheck.TypeMismatch as err:
+        raise errors.bad_request(
+            f"{res.kind} in version {json.dumps(res.version)} cannot be handled as a "
+            f"{res.kind}: {err}"
+        ) from None
 
 
 def _kind(res: Resource) -> str:

@@ -26,6 +26,7 @@ from kubesched.apiserver import crdschema, errors, schemas
 from kubesched.apiserver.patch_strategic import go_value
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.schemas import Fields
+from kubesched.objects import jsontext
 
 IGNORE, WARN, STRICT = "Ignore", "Warn", "Strict"
 _ALLOWED = ("", IGNORE, STRICT, WARN)  # sorted, as the Unsupported value message lists them
@@ -96,8 +97,7 @@ def loads(raw: bytes) -> tuple[Any, dict[int, list[str]]]:
     found: list[tuple[dict[str, Any], list[str]]] = []
     _local.found = found
     try:
-        text = raw.decode("utf-8-sig") if raw[:1] != b"{" else raw.decode()
-        body = _DECODER.decode(text)
+        body = jsontext.loads(raw, _DECODER)
     finally:
         _local.found = []
     # The objects stay referenced by the body, so their ids stay theirs.

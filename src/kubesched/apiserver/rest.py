@@ -9,6 +9,7 @@ request (namespace lifecycle, defaulting, binding rules, what a delete returns) 
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from kubesched.apiserver import (
     priority,
     storage,
     strategy,
+    typecheck,
 )
 from kubesched.apiserver.admission import check_body, default_on_create, default_on_write
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
@@ -50,6 +52,23 @@ def _require_namespace(store: Store, res: Resource, namespace: str | None) -> No
             store.get(NAMESPACES, None, namespace)
         except errors.ApiError:
             raise errors.not_found("namespaces", namespace) from None
+
+
+def _check_patched_types(res: Resource, patched: Any) -> None:
+    # patch.go decodes the patched JSON into the Go type; what cannot be decoded is a 422
+    # on the field "patch" whose value is the patched object.
+    if not isinstance(patched, dict):
+        return
+    try:
+        typecheck.check(res.group, res.version, res.kind, patched)
+    except typecheck.TypeMismatch as err:
+        shown = json.dumps(json.dumps(patched, separators=(",", ":")))
+        cause: errors.StatusCause = {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: {shown}: {err}",
+            "field": "patch",
+        }
+        raise errors.invalid("", "", [cause]) from None
 
 
 def _check_url_identity(res: Resource, obj: Object, namespace: str | None, name: str) -> None:
@@ -172,6 +191,7 @@ def patch(
 
     def mutate(current: Object) -> Object:
         patched = apply_patch(current, body, content_type, res.kind)
+        _check_patched_types(res, patched)
         fieldvalidation.check_patched(decoding, res, patched, body, content_type)
         obj = check_body(res, patched)
         _check_url_identity(res, obj, namespace, name)

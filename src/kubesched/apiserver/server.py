@@ -30,6 +30,7 @@ from aiohttp import web
 from kubesched.apiserver import (
     access,
     crd,
+    deleteoptions,
     discovery,
     discovery_aggregated,
     errors,
@@ -50,6 +51,7 @@ from kubesched.apiserver.auth import ANONYMOUS_USER, USER_KEY, token_middleware
 from kubesched.apiserver.resources import BINDINGS, Resource
 from kubesched.apiserver.store import Store, parse_resource_version
 from kubesched.apiserver.watch import WatchEvent
+from kubesched.objects import jsontext
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +198,7 @@ async def _json_body(request: web.Request, into: tuple[str, str] = ("v1", "")) -
     check = request.get(_FIELD_CHECK)
     try:
         if check is None or not check.reports:
-            return json.loads(raw)
+            return jsontext.loads(raw)
         body, check.duplicates = fieldvalidation.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
@@ -444,19 +446,14 @@ async def _serve(
 
 
 async def _delete_options(request: web.Request) -> dict[str, Any]:
-    """A delete's DeleteOptions: the body's, with the query's parameters over them (as
-    upstream decodes both)."""
-    q = request.query
-    options = await _json_body(request, ("meta.k8s.io/v1", "DeleteOptions"))
-    if not isinstance(options, dict):
-        options = {}
-    if "gracePeriodSeconds" in q:
-        options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
-    if "propagationPolicy" in q:
-        options["propagationPolicy"] = q["propagationPolicy"]
-    if "orphanDependents" in q:
-        options["orphanDependents"] = q["orphanDependents"].lower() in ("true", "1")
-    return options
+    """A delete's DeleteOptions: the body's, with the query's parameters over them
+    (:mod:`kubesched.apiserver.deleteoptions`); any error before anything is deleted."""
+    media_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    with contextlib.suppress(web.HTTPRequestEntityTooLarge):  # _json_body answers that
+        if (await request.read()).strip():
+            deleteoptions.check_media_type(media_type)
+    body = await _json_body(request, ("meta.k8s.io/v1", "DeleteOptions"))
+    return deleteoptions.with_query(deleteoptions.from_body(body), request.query)
 
 
 async def _wait_for_version(store: Store, version: int) -> None:

@@ -15,11 +15,11 @@ passed through unchanged.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypedDict
 
 from kubesched.extender import _gojson as g
 from kubesched.extender.errors import WireError
+from kubesched.objects import jsontext
 
 #: Extender scores range over MIN..MAX_EXTENDER_PRIORITY (upstream's constants).
 MIN_EXTENDER_PRIORITY = 0
@@ -121,9 +121,11 @@ class ExtenderPreemptionResult(TypedDict):
 
 
 def loads(body: bytes | str, what: str) -> object:
-    """Parse a request or answer body; raises WireError saying it is not JSON."""
+    """Parse a request or answer body (as Go's decoder reads it: lone surrogates become
+    U+FFFD, too deep a nesting is refused, :mod:`kubesched.objects.jsontext`); raises
+    WireError saying it is not JSON."""
     try:
-        return json.loads(body)
+        return jsontext.loads(body)
     except (ValueError, UnicodeDecodeError) as err:
         raise WireError(what, f"body is not valid JSON: {err}") from None
 
@@ -221,6 +223,11 @@ def _pods_list(raw: object, path: str, meta: bool) -> list[Any] | None:
             f = g.fields(item, ("UID",), item_path)
             out.append(MetaPod(UID=g.get_str(f, "UID", item_path)))
         elif isinstance(item, dict):
+            # A victim is named by metadata.uid; Go decodes the pod into v1.Pod, so a
+            # metadata or uid of another type is a decoding error, not a crash later.
+            meta_raw = g.get_object(item, "metadata", item_path)
+            if meta_raw is not None:
+                g.get_str(meta_raw, "uid", f"{item_path}.metadata")
             out.append(item)
         else:
             raise WireError(item_path, f"expected a Pod object, got {g.kind(item)}")

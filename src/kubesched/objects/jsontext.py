@@ -1,0 +1,82 @@
+"""JSON text read as Go's ``encoding/json`` reads it, within limits Python can walk.
+
+Two differences between Python's :func:`json.loads` and Go's decoder matter to a server:
+
+* a lone UTF-16 surrogate escape (``"\\ud800"``) becomes, in Python, a string that cannot
+  be encoded back to UTF-8 (every later write of it fails); Go's decoder replaces it with
+  U+FFFD. :func:`loads` does the same.
+* nesting: Go's scanner refuses JSON nested deeper than 10,000 levels (``exceeded max
+  depth``). Python's parser and every recursive walk of the value (validation, patches,
+  copies) run out of stack far earlier, so :func:`loads` refuses more than
+  :data:`MAX_DEPTH` levels — a deliberate deviation: no Kubernetes object nests anywhere
+  near that deep.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+#: The deepest nesting of arrays and objects accepted (upstream: 10,000; see above).
+MAX_DEPTH = 200
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JSONTextError(ValueError):
+    """JSON text that cannot be read (a :class:`ValueError`, as :func:`json.loads` raises)."""
+
+
+def loads(raw: bytes | str, decoder: json.JSONDecoder | None = None) -> Any:
+    """Parse JSON text; lone surrogates become U+FFFD. Raises :class:`ValueError` (or
+    :class:`UnicodeDecodeError`) for text that is not JSON or nests too deeply."""
+    try:
+        value = json.loads(raw) if decoder is None else decoder.decode(_text(raw))
+    except RecursionError:
+        raise JSONTextError(f"exceeded max depth of {MAX_DEPTH}") from None
+    check_depth(value)
+    escapes = _SURROGATE_ESCAPE.search(raw.encode() if isinstance(raw, str) else raw)
+    if escapes is not None or (isinstance(raw, str) and _SURROGATE.search(raw)):
+        value = replace_surrogates(value)
+    return value
+
+
+def _text(raw: bytes | str) -> str:
+    if isinstance(raw, str):
+        return raw
+    return raw.decode("utf-8-sig") if raw[:1] != b"{" else raw.decode()
+
+
+def check_depth(value: Any) -> None:
+    """Raise :class:`JSONTextError` when ``value`` nests deeper than :data:`MAX_DEPTH`
+    (iteratively: a deep value must not exhaust the stack while being measured)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is dict:
+            children: Any = item.values()
+        elif type(item) is list:
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise JSONTextError(f"exceeded max depth of {MAX_DEPTH}")
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+
+
+def replace_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD;
+    objects and arrays are changed in place (callers may hold them by identity)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        items = [(replace_surrogates(k), replace_surrogates(v)) for k, v in value.items()]
+        value.clear()
+        value.update(items)
+    elif isinstance(value, list):
+        value[:] = [replace_surrogates(v) for v in value]
+    return value

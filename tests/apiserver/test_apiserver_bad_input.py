@@ -1,0 +1,235 @@
+"""Malformed input refused at the decoding boundary, with nothing deleted or stored.
+
+DELETE options (one object and a collection) that are not JSON, not an object, of the
+wrong types, in a format with no decoder or with an unknown propagation policy; bodies and
+patches (JSON, merge and strategic: server-side apply is not served) holding values of the wrong JSON type; JSON nested too deeply;
+lone surrogates (replaced with U+FFFD, as Go's decoder does)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from apiserver_builders import PodBuilder, call
+
+CM_PATH = "/api/v1/namespaces/default/configmaps"
+PODS_PATH = "/api/v1/namespaces/default/pods"
+
+
+def raw_call(server, method, path, data: bytes, content_type="application/json"):
+    request = urllib.request.Request(server.url + path, data=data, method=method)
+    request.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def _configmap(server, name, labels=None):
+    body = {"metadata": {"name": name, "labels": labels or {"set": "bad-input"}}}
+    code, got = call(server, "POST", CM_PATH, dict(body, data={"k": "v"}))
+    assert code == 201, got
+    return got
+
+
+def _names(server):
+    code, body = call(server, "GET", f"{CM_PATH}?labelSelector=set%3Dbad-input")
+    assert code == 200
+    return sorted(item["metadata"]["name"] for item in body["items"])
+
+
+BAD_DELETE_BODIES = [
+    pytest.param(b"{", "application/json", 400, "json parse error", id="not-json"),
+    pytest.param(
+        b"[1]", "application/json", 400, "into Go value of type v1.DeleteOptions", id="array"
+    ),
+    pytest.param(
+        b"5", "application/json", 400, "into Go value of type v1.DeleteOptions", id="number"
+    ),
+    pytest.param(
+        b'{"gracePeriodSeconds":"abc"}',
+        "application/json",
+        400,
+        "cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64",
+        id="grace-string",
+    ),
+    pytest.param(
+        b'{"orphanDependents":"yes"}', "application/json", 400, "of type bool", id="orphan-string"
+    ),
+    pytest.param(
+        b'{"preconditions":5}', "application/json", 400, "v1.Preconditions", id="preconditions"
+    ),
+    pytest.param(b'{"dryRun":"All"}', "application/json", 400, "of type []string", id="dry-run"),
+    pytest.param(
+        b'{"kind":"Pod"}',
+        "application/json",
+        400,
+        "cannot be converted to DeleteOptions",
+        id="kind",
+    ),
+    pytest.param(b"{}", "text/plain", 415, "unknown format", id="text-plain"),
+    pytest.param(
+        b'{"propagationPolicy":"Sometimes"}',
+        "application/json",
+        422,
+        'Unsupported value: "Sometimes"',
+        id="policy",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "content_type", "code", "words"), BAD_DELETE_BODIES)
+def test_malformed_delete_body_deletes_nothing(apiserver, data, content_type, code, words):
+    _configmap(apiserver, "one")
+    _configmap(apiserver, "two")
+    got_code, status = raw_call(apiserver, "DELETE", f"{CM_PATH}/one", data, content_type)
+    assert (got_code, status["kind"]) == (code, "Status")
+    assert words in status["message"]
+    got_code, status = raw_call(apiserver, "DELETE", CM_PATH, data, content_type)
+    assert (got_code, status["kind"]) == (code, "Status")
+    assert words in status["message"]
+    assert _names(apiserver) == ["one", "two"]
+    assert call(apiserver, "DELETE", f"{CM_PATH}?labelSelector=set%3Dbad-input")[0] == 200
+    assert _names(apiserver) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "code", "words"),
+    [
+        ("gracePeriodSeconds=abc", 400, 'parsing "abc"'),
+        ("orphanDependents=maybe", 400, 'parsing "maybe"'),
+        ("propagationPolicy=Sometimes", 422, 'Unsupported value: "Sometimes"'),
+        ("orphanDependents=true&propagationPolicy=Orphan", 422, "cannot be both set"),
+    ],
+)
+def test_malformed_delete_query_deletes_nothing(apiserver, query, code, words):
+    _configmap(apiserver, "one")
+    for path in (f"{CM_PATH}/one?{query}", f"{CM_PATH}?{query}"):
+        got_code, status = call(apiserver, "DELETE", path)
+        assert (got_code, status["kind"]) == (code, "Status")
+        assert words in status["message"]
+    assert _names(apiserver) == ["one"]
+    assert call(apiserver, "DELETE", f"{CM_PATH}/one")[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (
+            {"metadata": {"name": "x", "labels": 5}},
+            "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of "
+            "type map[string]string",
+        ),
+        ({"metadata": {"name": True}}, "bool into Go struct field ObjectMeta.metadata.name"),
+        ({"metadata": {"name": "x", "labels": {"a": 1}}}, "field ObjectMeta.metadata.labels.a"),
+        ({"metadata": {"name": "x"}, "spec": 5}, "Go struct field Pod.spec of type v1.PodSpec"),
+        (
+            {"metadata": {"name": "x"}, "spec": {"containers": [{"name": 5, "image": "i"}]}},
+            "Go struct field Container.spec.containers.name of type string",
+        ),
+        (
+            {"metadata": {"name": "x"}, "spec": {"containers": "c"}},
+            "field PodSpec.spec.containers of type []v1.Container",
+        ),
+        (
+            {"metadata": {"name": "x"}, "spec": {"priority": 1.5, "containers": []}},
+            "number 1.5 into Go struct field PodSpec.spec.priority of type int32",
+        ),
+        (
+            {"metadata": {"name": "x"}, "spec": {"hostNetwork": "yes", "containers": []}},
+            "PodSpec.spec.hostNetwork of type bool",
+        ),
+    ],
+)
+def test_wrong_json_types_in_a_body_are_a_bad_request(apiserver, body, words):
+    code, status = call(apiserver, "POST", PODS_PATH, body)
+    assert (code, status["kind"], status["reason"]) == (400, "Status", "BadRequest")
+    assert status["message"].startswith('Pod in version "v1" cannot be handled as a Pod: ')
+    assert words in status["message"]
+    assert call(apiserver, "GET", f"{PODS_PATH}/x")[0] == 404
+
+
+def test_wrong_json_types_in_an_update_are_a_bad_request(apiserver):
+    stored = _configmap(apiserver, "upd")
+    stored["data"] = {"k": ["v"]}
+    code, status = call(apiserver, "PUT", f"{CM_PATH}/upd", stored)
+    assert code == 400
+    assert "ConfigMap.data.k of type string" in status["message"]
+    assert call(apiserver, "GET", f"{CM_PATH}/upd")[1]["data"] == {"k": "v"}
+    call(apiserver, "DELETE", f"{CM_PATH}/upd")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "patch", "words"),
+    [
+        ("application/merge-patch+json", {"metadata": {"labels": 5}}, "metadata.labels"),
+        ("application/strategic-merge-patch+json", {"metadata": {"labels": [[1]]}}, "labels"),
+        ("application/merge-patch+json", {"metadata": {"name": True}}, "metadata.name"),
+        ("application/merge-patch+json", {"data": {"k": {"x": 1}}}, "ConfigMap.data.k"),
+        (
+            "application/json-patch+json",
+            [{"op": "add", "path": "/metadata/labels", "value": 5}],
+            "metadata.labels",
+        ),
+    ],
+)
+def test_wrong_json_types_in_a_patch_are_invalid_and_not_stored(
+    apiserver, content_type, patch, words
+):
+    before = _configmap(apiserver, "pat")
+    path = f"{CM_PATH}/pat"
+    code, status = call(apiserver, "PATCH", path, patch, content_type)
+    assert status["kind"] == "Status"
+    assert code in (400, 422), status
+    assert words in status["message"]
+    assert "cannot unmarshal" in status["message"]
+    after = call(apiserver, "GET", f"{CM_PATH}/pat")[1]
+    assert after["metadata"]["labels"] == before["metadata"]["labels"]
+    assert after["data"] == before["data"]
+    call(apiserver, "DELETE", f"{CM_PATH}/pat")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "content_type"),
+    [
+        ("POST", CM_PATH, "application/json"),
+        ("PUT", f"{CM_PATH}/deep", "application/json"),
+        ("PATCH", f"{CM_PATH}/deep", "application/merge-patch+json"),
+        ("PATCH", f"{CM_PATH}/deep", "application/strategic-merge-patch+json"),
+        ("PATCH", f"{CM_PATH}/deep", "application/json-patch+json"),
+        ("DELETE", f"{CM_PATH}/deep", "application/json"),
+    ],
+)
+def test_json_nested_5000_deep_is_a_bad_request(apiserver, method, path, content_type):
+    _configmap(apiserver, "deep")
+    deep = b'{"metadata":{"name":"deep","annotations":' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    code, status = raw_call(apiserver, method, path, deep, content_type)
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert "exceeded max depth" in status["message"]
+    assert call(apiserver, "GET", f"{CM_PATH}/deep")[0] == 200
+    call(apiserver, "DELETE", f"{CM_PATH}/deep")
+
+
+def test_lone_surrogates_become_replacement_characters(apiserver):
+    raw = b'{"metadata":{"name":"sur","labels":{"set":"bad-input"}},"data":{"k":"a\\ud800b"}}'
+    code, created = raw_call(apiserver, "POST", CM_PATH, raw)
+    assert code == 201, created
+    assert created["data"] == {"k": "a\ufffdb"}
+    patch = b'{"data":{"k2":"\\ud83d\\ude00\\udfff"}}'
+    code, patched = raw_call(
+        apiserver, "PATCH", f"{CM_PATH}/sur", patch, "application/merge-patch+json"
+    )
+    assert code == 200, patched
+    assert patched["data"] == {"k": "a\ufffdb", "k2": "\U0001f600\ufffd"}
+    assert call(apiserver, "GET", f"{CM_PATH}/sur")[0] == 200
+    call(apiserver, "DELETE", f"{CM_PATH}/sur")
+
+
+def test_a_good_pod_still_goes_through(apiserver):
+    pod = PodBuilder("fine").obj()
+    code, body = call(apiserver, "POST", PODS_PATH, pod)
+    assert code == 201, body
+    assert call(apiserver, "DELETE", f"{PODS_PATH}/fine?gracePeriodSeconds=0")[0] == 200
