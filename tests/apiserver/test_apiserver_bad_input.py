@@ -124,7 +124,10 @@ def test_malformed_delete_query_deletes_nothing(apiserver, query, code, words):
             "type map[string]string",
         ),
         ({"metadata": {"name": True}}, "bool into Go struct field ObjectMeta.metadata.name"),
-        ({"metadata": {"name": "x", "labels": {"a": 1}}}, "field ObjectMeta.metadata.labels.a"),
+        (
+            {"metadata": {"name": "x", "labels": {"a": 1}}},
+            "ObjectMeta.metadata.labels of type string",
+        ),
         ({"metadata": {"name": "x"}, "spec": 5}, "Go struct field Pod.spec of type v1.PodSpec"),
         (
             {"metadata": {"name": "x"}, "spec": {"containers": [{"name": 5, "image": "i"}]}},
@@ -157,7 +160,7 @@ def test_wrong_json_types_in_an_update_are_a_bad_request(apiserver):
     stored["data"] = {"k": ["v"]}
     code, status = call(apiserver, "PUT", f"{CM_PATH}/upd", stored)
     assert code == 400
-    assert "ConfigMap.data.k of type string" in status["message"]
+    assert "ConfigMap.data of type string" in status["message"]
     assert call(apiserver, "GET", f"{CM_PATH}/upd")[1]["data"] == {"k": "v"}
     call(apiserver, "DELETE", f"{CM_PATH}/upd")
 
@@ -168,7 +171,11 @@ def test_wrong_json_types_in_an_update_are_a_bad_request(apiserver):
         ("application/merge-patch+json", {"metadata": {"labels": 5}}, "metadata.labels"),
         ("application/strategic-merge-patch+json", {"metadata": {"labels": [[1]]}}, "labels"),
         ("application/merge-patch+json", {"metadata": {"name": True}}, "metadata.name"),
-        ("application/merge-patch+json", {"data": {"k": {"x": 1}}}, "ConfigMap.data.k"),
+        (
+            "application/merge-patch+json",
+            {"data": {"k": {"x": 1}}},
+            "ConfigMap.data of type string",
+        ),
         (
             "application/json-patch+json",
             [{"op": "add", "path": "/metadata/labels", "value": 5}],
@@ -233,3 +240,45 @@ def test_a_good_pod_still_goes_through(apiserver):
     code, body = call(apiserver, "POST", PODS_PATH, pod)
     assert code == 201, body
     assert call(apiserver, "DELETE", f"{PODS_PATH}/fine?gracePeriodSeconds=0")[0] == 200
+
+
+@pytest.mark.parametrize("field", ["a\nb", "a\x00b", "a\rb\tc"])
+def test_unknown_field_with_a_control_character_gets_an_answer(apiserver, field):
+    # apimachinery's NewWarningHeader refuses control characters: that warning is dropped,
+    # the others are sent, and the answer arrives.
+    body = {"metadata": {"name": "ctl"}, "data": {"k": "v"}, field: 1, "plainUnknown": 2}
+    request = urllib.request.Request(
+        apiserver.url + CM_PATH, data=json.dumps(body).encode(), method="POST"
+    )
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 201
+        warnings = response.headers.get_all("Warning")
+        assert json.loads(response.read())["data"] == {"k": "v"}
+    assert warnings == ['299 - "unknown field \\"plainUnknown\\""']
+    code, status = call(apiserver, "POST", f"{CM_PATH}?fieldValidation=Strict", body)
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert json.dumps(field)[1:-1] in json.dumps(status["message"])
+    assert call(apiserver, "DELETE", f"{CM_PATH}/ctl")[0] == 200
+
+
+def _get_status(server, path):
+    try:
+        with urllib.request.urlopen(server.url + path, timeout=30) as response:
+            return response.status, response.headers.get_content_type()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers.get_content_type()
+
+
+@pytest.mark.parametrize("size", [100_000, 1_000_000])
+def test_query_strings_up_to_a_mebibyte_are_served(apiserver, size):
+    assert _get_status(apiserver, f"{CM_PATH}?unused={'x' * size}") == (200, "application/json")
+    names = ",".join(f"n{i}" for i in range(size // 8))
+    code, body = call(apiserver, "GET", f"{CM_PATH}?labelSelector=set%20in%20({names})")
+    assert (code, body["kind"]) == (200, "ConfigMapList")
+
+
+def test_a_query_string_beyond_a_mebibyte_is_refused_and_the_server_serves_on(apiserver):
+    code, _ = _get_status(apiserver, f"{CM_PATH}?unused={'x' * (1 << 20)}")
+    assert 400 <= code < 500
+    assert _get_status(apiserver, CM_PATH) == (200, "application/json")

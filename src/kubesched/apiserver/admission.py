@@ -16,6 +16,8 @@ from kubesched.apiserver import errors, typecheck
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.watch import Object
 from kubesched.objects import defaults
+from kubesched.objects.validation import Undecodable
+from kubesched.objects.validation import types as validation_types
 
 
 def check_body(res: Resource, body: Any) -> Object:
@@ -48,10 +50,14 @@ def check_body(res: Resource, body: Any) -> Object:
 
 def check_types(res: Resource, body: dict[str, Any]) -> None:
     """Refuse (400) a body holding a value of a JSON type the kind's Go type cannot
-    decode, with the decoder's words (:mod:`kubesched.apiserver.typecheck`)."""
+    decode, with the decoder's words: the fields validation reads by the table that names
+    their Go types (:mod:`kubesched.objects.validation.types`), then every field by the
+    kind's schema (:mod:`kubesched.apiserver.typecheck`)."""
     try:
+        if res.custom is None:
+            validation_types.check_types(res.kind, body)
         typecheck.check(res.group, res.version, res.kind, body)
-    except typecheck.TypeMismatch as err:
+    except (typecheck.TypeMismatch, Undecodable) as err:
         raise errors.bad_request(
             f"{res.kind} in version {json.dumps(res.version)} cannot be handled as a "
             f"{res.kind}: {err}"

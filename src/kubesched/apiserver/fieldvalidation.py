@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,8 +72,12 @@ def parse(query: Any, options_kind: str) -> FieldCheck:
     return FieldCheck(value or WARN)
 
 
-def warning_header(text: str) -> str:
-    """A ``Warning`` header value as kube-apiserver writes it (code 299, agent ``-``)."""
+def warning_header(text: str) -> str | None:
+    """A ``Warning`` header value as kube-apiserver writes it (code 299, agent ``-``); None
+    for a text with a control character (an unknown field named ``"a\\nb"``), which
+    apimachinery's ``NewWarningHeader`` refuses and the warning recorder then drops."""
+    if any(unicodedata.category(c) == "Cc" for c in text):
+        return None
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

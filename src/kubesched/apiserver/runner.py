@@ -198,6 +198,10 @@ class ApiServerHandle:
         self.stop()
 
 
+#: The longest request line (method, path and query string) served.
+MAX_REQUEST_LINE_BYTES = 1 << 20
+
+
 async def start_site(
     store: Store,
     host: str,
@@ -213,6 +217,10 @@ async def start_site(
         make_app(store, bookmark_interval, token),
         access_log=None,
         shutdown_timeout=2.0,
+        # Go's http.Server reads up to DefaultMaxHeaderBytes (1 MiB) of request line and
+        # headers, so kube-apiserver takes query strings up to about that; aiohttp's
+        # default is 8 KiB. Beyond it aiohttp answers a plain-text 400 (Go: a plain 431).
+        max_line_size=MAX_REQUEST_LINE_BYTES,
     )
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context)

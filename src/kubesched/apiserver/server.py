@@ -249,7 +249,9 @@ def _with_warnings(request: web.Request, response: web.StreamResponse) -> web.St
     check = request.get(_FIELD_CHECK)
     if check is not None and check.warnings and not response.prepared:
         for text in check.warnings:
-            response.headers.add("Warning", fieldvalidation.warning_header(text))
+            header = fieldvalidation.warning_header(text)
+            if header is not None:
+                response.headers.add("Warning", header)
     return response
 
 

@@ -11,8 +11,10 @@ decodes it to the zero value). Custom resources are checked by their CRD's schem
 elsewhere; kinds without a schema are not checked.
 
 The message follows Go's ``UnmarshalTypeError``: the innermost struct's name, the field's
-path from the top (array indices left out, as Go leaves them out; map keys joined with
-dots, as sigs.k8s.io/json's strict errors name them) and the Go type.
+path from the top (array indices and map keys left out, as Go leaves them out) and the Go
+type. The OpenAPI schemas do not name Go's named types (``[]v1.PersistentVolumeAccessMode``
+is ``[]string`` there): the hand-kept table of :mod:`kubesched.objects.validation.types`,
+which names them, is asked first (:func:`kubesched.apiserver.admission.check_types`).
 """
 
 from __future__ import annotations
@@ -187,8 +189,8 @@ def _walk(node: _Node, value: Any, path: str, struct: str) -> None:
             if child is not None and sub is not None:
                 _walk(child, sub, f"{path}.{key}" if path else key, inner)
     elif node.kind == "map" and node.elem is not None and node.elem.kind != "any":
-        for key, sub in value.items():
-            _walk(node.elem, sub, f"{path}.{key}", struct)
+        for sub in value.values():
+            _walk(node.elem, sub, path, struct)
     elif node.kind == "array" and node.elem is not None and node.elem.kind != "any":
         for sub in value:
             _walk(node.elem, sub, path, struct)
