@@ -16,6 +16,7 @@ from kubesched.config.errors import ConfigError, FieldError
 from kubesched.config.gofmt import go_quote
 from kubesched.config.parse import parse_config
 from kubesched.config.types import KubeSchedulerConfiguration
+from kubesched.objects import jsontext
 
 __all__ = ["load_config", "loads_config", "read_document"]
 
@@ -59,7 +60,7 @@ def _read_json(text: str) -> tuple[Any, list[FieldError]]:
             repeated.append(FieldError.decode("", f"key {go_quote(key)} already set in map"))
         return dict(items)
 
-    return json.loads(text, object_pairs_hook=pairs), repeated
+    return jsontext.loads(text, json.JSONDecoder(object_pairs_hook=pairs)), repeated
 
 
 def _read_yaml(text: str, source: str) -> tuple[Any, list[FieldError]]:
@@ -70,7 +71,12 @@ def _read_yaml(text: str, source: str) -> tuple[Any, list[FieldError]]:
         detail = f"invalid YAML: position {exc.position}: {_unacceptable(exc)}"
         raise ConfigError(source, [FieldError.decode("", detail)]) from exc
     try:
-        return loader.get_single_data(), loader.repeated_keys
+        data = loader.get_single_data()
+        jsontext.check_depth(data)
+        return data, loader.repeated_keys
+    except (RecursionError, jsontext.JSONTextError):
+        detail = f"invalid YAML: exceeded max depth of {jsontext.MAX_DEPTH}"
+        raise ConfigError(source, [FieldError.decode("", detail)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -102,11 +108,15 @@ def read_document(text: str, source: str, *, is_json: bool = False) -> tuple[Any
         except json.JSONDecodeError as exc:
             detail = f"invalid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"
             raise ConfigError(source, [FieldError.decode("", detail)]) from exc
+        except jsontext.JSONTextError as exc:
+            raise ConfigError(source, [FieldError.decode("", f"invalid JSON: {exc}")]) from exc
     if text.lstrip().startswith("{"):
         try:
             return _read_json(text)
         except json.JSONDecodeError:
             pass  # a YAML flow mapping, most likely: let the YAML reader judge
+        except jsontext.JSONTextError as exc:
+            raise ConfigError(source, [FieldError.decode("", f"invalid JSON: {exc}")]) from exc
     return _read_yaml(text, source)
 
 

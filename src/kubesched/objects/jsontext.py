@@ -22,6 +22,7 @@ from typing import Any
 MAX_DEPTH = 200
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -37,8 +38,11 @@ def loads(raw: bytes | str, decoder: json.JSONDecoder | None = None) -> Any:
     except RecursionError:
         raise JSONTextError(f"exceeded max depth of {MAX_DEPTH}") from None
     check_depth(value)
-    escapes = _SURROGATE_ESCAPE.search(raw.encode() if isinstance(raw, str) else raw)
-    if escapes is not None or (isinstance(raw, str) and _SURROGATE.search(raw)):
+    if isinstance(raw, str):
+        lone = bool(_SURROGATE_ESCAPE_TEXT.search(raw) or _SURROGATE.search(raw))
+    else:
+        lone = _SURROGATE_ESCAPE.search(raw) is not None
+    if lone:
         value = replace_surrogates(value)
     return value
 

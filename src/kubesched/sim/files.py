@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.objects import defaults, validation
+from kubesched.objects import defaults, jsontext, validation
 from kubesched.objects.defaults_workloads import default_pod_template
 from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
 from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
@@ -167,14 +167,21 @@ def read_documents(path: Path) -> Iterator[tuple[str, Any]]:
     docs: list[Any]
     if path.suffix.lower() == ".json":
         try:
-            docs = [json.loads(text)]
+            docs = [jsontext.loads(text)]
         except json.JSONDecodeError as err:
             raise InputError(
                 f"{path}: line {err.lineno} column {err.colno}: invalid JSON: {err.msg}"
             ) from None
+        except ValueError as err:  # nested too deeply
+            raise InputError(f"{path}: invalid JSON: {err}") from None
     else:
         try:
             docs = [d for d in yaml.safe_load_all(text) if d is not None]
+            jsontext.check_depth(docs)
+        except (RecursionError, jsontext.JSONTextError):
+            raise InputError(
+                f"{path}: invalid YAML: exceeded max depth of {jsontext.MAX_DEPTH}"
+            ) from None
         except yaml.reader.ReaderError as err:
             # A control character (a NUL byte): its own text spans two lines.
             char = err.character if isinstance(err.character, int) else ord(err.character)
