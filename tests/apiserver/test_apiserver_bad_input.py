@@ -282,3 +282,54 @@ def test_a_query_string_beyond_a_mebibyte_is_refused_and_the_server_serves_on(ap
     code, _ = _get_status(apiserver, f"{CM_PATH}?unused={'x' * (1 << 20)}")
     assert 400 <= code < 500
     assert _get_status(apiserver, CM_PATH) == (200, "application/json")
+
+
+@pytest.mark.parametrize(
+    ("subpath", "body", "words"),
+    [
+        ("pods/bound/binding", {"metadata": True, "target": {"name": "n1"}}, "Binding.metadata"),
+        (
+            "bindings",
+            {"metadata": {"name": 1.5}, "target": {"name": "n1"}},
+            "ObjectMeta.metadata.name of type string",
+        ),
+        ("pods/bound/binding", {"metadata": {"name": "bound"}, "target": 5}, "Binding.target"),
+        (
+            "pods/bound/eviction",
+            {"metadata": {"name": "bound"}, "deleteOptions": {"gracePeriodSeconds": "x"}},
+            "DeleteOptions.deleteOptions.gracePeriodSeconds of type int64",
+        ),
+    ],
+)
+def test_wrong_json_types_in_bindings_and_evictions_are_a_bad_request(
+    apiserver, subpath, body, words
+):
+    code, created = call(apiserver, "POST", PODS_PATH, PodBuilder("bound").obj())
+    assert code == 201, created
+    code, status = call(apiserver, "POST", f"/api/v1/namespaces/default/{subpath}", body)
+    assert (code, status["reason"]) == (400, "BadRequest"), status
+    assert words in status["message"]
+    code, pod = call(apiserver, "GET", f"{PODS_PATH}/bound")
+    assert code == 200
+    assert not pod["spec"].get("nodeName")
+    assert call(apiserver, "DELETE", f"{PODS_PATH}/bound?gracePeriodSeconds=0")[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("patch", "words"),
+    [
+        ({"metadata": {"ownerReferences": [{"a": 1}]}}, "does not contain declared merge key: uid"),
+        ({"metadata": {"ownerReferences": [[1]]}}, "for the key uid"),
+    ],
+)
+def test_a_strategic_list_item_without_its_merge_key_is_a_bad_request(apiserver, patch, words):
+    # Upstream answers these with a 500 (mergepatch's plain errors); here a 400.
+    before = _configmap(apiserver, "smp")
+    code, status = call(
+        apiserver, "PATCH", f"{CM_PATH}/smp", patch, "application/strategic-merge-patch+json"
+    )
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert words in status["message"]
+    after = call(apiserver, "GET", f"{CM_PATH}/smp")[1]
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    call(apiserver, "DELETE", f"{CM_PATH}/smp")

@@ -7,7 +7,11 @@ strategy (:mod:`kubesched.apiserver.patch_schema`) merges: objects by their merg
 replaced. Directives: ``$patch: replace|delete`` on a map or as a list element,
 ``$retainKeys``, ``$deleteFromPrimitiveList/<field>`` and ``$setElementOrder/<field>``.
 Errors are worded as upstream's and carry its status codes (400 for a malformed directive,
-422 for content that contradicts ``$retainKeys``, 500 for what upstream does not classify).
+422 for content that contradicts ``$retainKeys``). What upstream does not classify (a list
+item without its merge key, an unknown directive) it answers with a 500 carrying the plain
+error; here it is a 400 BadRequest with the same words (:func:`_unclassified`), a deliberate
+deviation: a malformed patch is the client's error, and the server never answers bad input
+with a 500.
 """
 
 from __future__ import annotations
@@ -18,6 +22,12 @@ from typing import Any
 from kubesched.apiserver import errors
 from kubesched.apiserver.patch_schema import PatchField, field_of
 from kubesched.apiserver.store import copy_object
+
+
+def _unclassified(message: str) -> errors.ApiError:
+    # Upstream: a plain error, so ErrorToAPIStatus makes it a 500 (see the module's text).
+    return errors.bad_request(message)
+
 
 DIRECTIVE = "$patch"
 RETAIN_KEYS = "$retainKeys"
@@ -54,7 +64,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], type_name: str) 
         return {}
     if directive not in (None, "merge"):
         shown = go_value({**patch, DIRECTIVE: directive})
-        raise errors.unknown_error(f"unknown patch type: {directive} in map: {shown}")
+        raise _unclassified(f"unknown patch type: {directive} in map: {shown}")
     if RETAIN_KEYS in patch:
         _retain_keys(original, patch)
     for key in [k for k in patch if k.startswith(DELETE_FROM_PRIMITIVE)]:
@@ -130,7 +140,7 @@ def _merge_list(original: list[Any], patch: list[Any], tags: PatchField) -> list
     items = []
     for item in patch:
         if not isinstance(item, dict):
-            raise errors.unknown_error(f"unable to find api field in struct for the key {tags.key}")
+            raise _unclassified(f"unable to find api field in struct for the key {tags.key}")
         directive = item.get(DIRECTIVE)
         if directive is None:
             items.append(item)
@@ -139,9 +149,9 @@ def _merge_list(original: list[Any], patch: list[Any], tags: PatchField) -> list
         elif directive == "delete":
             deletions.append(item.get(tags.key))
         elif directive == "merge":
-            raise errors.unknown_error("merging lists cannot yet be specified in the patch")
+            raise _unclassified("merging lists cannot yet be specified in the patch")
         else:
-            raise errors.unknown_error(f"unknown patch type: {directive} in map: {go_value(item)}")
+            raise _unclassified(f"unknown patch type: {directive} in map: {go_value(item)}")
     if replace:
         return [_strip(item, tags.type) for item in items]
     merged = [
@@ -151,7 +161,7 @@ def _merge_list(original: list[Any], patch: list[Any], tags: PatchField) -> list
     ]
     for item in items:
         if tags.key not in item:
-            raise errors.unknown_error(
+            raise _unclassified(
                 f"map: {go_value(item)} does not contain declared merge key: {tags.key}"
             )
         for i, existing in enumerate(merged):

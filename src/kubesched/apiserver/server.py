@@ -29,6 +29,7 @@ from aiohttp import web
 
 from kubesched.apiserver import (
     access,
+    admission,
     crd,
     deleteoptions,
     discovery,
@@ -318,6 +319,10 @@ async def _body(request: web.Request, res: Resource, view: Resource | None, opti
     check = _field_check(request, options)
     into = view or res
     body = await _json_body(request, (into.group_version, into.kind))
+    if (into is BINDINGS or into is _EVICTIONS) and isinstance(body, dict):
+        # Stored through their own paths, not admission's check_body: the decoder's
+        # type check is here for them.
+        admission.check_types(into, body)
     fieldvalidation.check_body(check, into, body)
     return _conversion(view).to_core(body) if view is not None else body
 
