@@ -396,3 +396,30 @@ def test_json_nested_5000_deep_is_a_400_for_every_verb(server: ExtenderServer, v
     reply = post(server.app(), f"/{verb}", deep)
     assert reply.status == 400
     assert "exceeded max depth" in reply.body.decode()
+
+
+@pytest.mark.parametrize("verb", ["filter", "prioritize"])
+@pytest.mark.parametrize(
+    ("pod", "node", "words"),
+    [
+        pytest.param(
+            dict(POD, status={"qosClass": ["Guaranteed"]}),
+            go_node("a"),
+            "ExtenderArgs.Pod.status.qosClass: expected a string",
+            id="qos-class-a-list",
+        ),
+        pytest.param(
+            POD,
+            go_node("a", memory="-1"),
+            "ExtenderArgs.Nodes.items[0].status.allocatable.memory: Invalid value: must be "
+            "greater than or equal to 0",
+            id="negative-memory",
+        ),
+    ],
+)
+def test_wrong_pod_and_node_values_are_a_400_naming_the_field(
+    server: ExtenderServer, verb: str, pod: dict[str, Any], node: dict[str, Any], words: str
+) -> None:
+    reply = post(server.app(), f"/{verb}", filter_args(pod, [node]))
+    assert reply.status == 400
+    assert words in reply.body.decode()

@@ -107,6 +107,28 @@ def _bad(path: str, err: ObjectError) -> BadRequest:
     return BadRequest(f"{field}: {err.message}{suffix}")
 
 
+def _check_allocatable(node: Node, raw: JSONObject, path: str) -> None:
+    # The API server's node validation refuses negative quantities; a node that got past
+    # it cannot be trusted by the plugins (scores out of range), so it is a bad request.
+    a = node.allocatable
+    amounts = {
+        "cpu": a.milli_cpu,
+        "memory": a.memory,
+        "ephemeral-storage": a.ephemeral_storage,
+        "pods": a.allowed_pod_number,
+        **a.scalar,
+    }
+    status = raw.get("status")
+    where = "allocatable"
+    if isinstance(status, dict) and status.get("allocatable") is None:
+        where = "capacity"  # defaulted from it
+    for name, amount in amounts.items():
+        if amount < 0:
+            raise BadRequest(
+                f"{path}.status.{where}.{name}: Invalid value: must be greater than or equal to 0"
+            )
+
+
 def decode_candidates(args: ExtenderArgs) -> Candidates:
     """Decode a filter or prioritize call in full-Nodes mode.
 
@@ -128,6 +150,7 @@ def decode_candidates(args: ExtenderArgs) -> Candidates:
             raise _bad(f"ExtenderArgs.Nodes.items[{i}]", err) from None
         if node.name in raw:
             raise BadRequest(f"ExtenderArgs.Nodes.items[{i}]: Duplicate value: {node.name!r}")
+        _check_allocatable(node, item, f"ExtenderArgs.Nodes.items[{i}]")
         nodes.append(node)
         raw[node.name] = item
     return Candidates(pod, nodes, raw)

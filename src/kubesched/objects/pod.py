@@ -288,7 +288,11 @@ def _decode_pod(obj: Raw, meta: Raw, namespace: str, name: str) -> Pod:
         non_zero_milli_cpu=non_zero.milli_cpu,
         non_zero_memory=non_zero.memory,
         # Upstream's GetPodQOS: the class the API server persisted, else computed.
-        qos_class=(qos if (qos := status.get("qosClass")) in _QOS_CLASSES else qos_class_of(spec)),
+        qos_class=(
+            qos
+            if (qos := get_str(status, "qosClass", "status")) in _QOS_CLASSES
+            else qos_class_of(spec)
+        ),
         node_selector=get_str_map(spec, "nodeSelector", "spec"),
         required_node_affinity=(
             None
