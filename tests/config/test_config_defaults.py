@@ -37,6 +37,7 @@ def test_default_plugins_are_upstreams_multipoint_list_in_order() -> None:
                 ("NodeResourcesFit", 1),
                 "VolumeRestrictions",
                 "NodeVolumeLimits",
+                "VolumeBinding",
                 "VolumeZone",
                 ("PodTopologySpread", 2),
                 ("InterPodAffinity", 2),

@@ -237,6 +237,9 @@ apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
   - plugins:
+      multiPoint:
+        disabled: [{{name: "*"}}]
+        enabled: [{{name: PrioritySort}}, {{name: DefaultBinder}}]
       preBind:
         enabled: [{enabled}]
 """)

@@ -73,6 +73,8 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
                 c.migrated("kubernetes.io/portworx-volume")
             storage.append(c.obj())
     volumes = draw(st.integers(0, 8))
+    # The volumes and claims as written: the simulator's store holds them (PreBind writes).
+    raw: list[dict[str, Any]] = []
     for j in range(volumes):
         pv = make_pv(f"pv{j}").capacity("1Gi")
         kind = draw(st.sampled_from(("csi", "aws", "gce")))
@@ -87,6 +89,7 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
                 draw(st.sampled_from((ZONE, BETA_ZONE))), draw(st.sampled_from(("a", "b", "a__b")))
             )
         storage.append(pv.obj())
+        raw.append(pv.dict())
         claim = make_pvc(f"c{j}").access_modes(
             draw(st.sampled_from(("ReadWriteOnce", "ReadWriteOncePod")))
         )
@@ -95,6 +98,7 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
         else:
             claim.storage_class(draw(st.sampled_from(("wffc", "now", "in-tree"))))
         storage.append(claim.obj())
+        raw.append(claim.dict())
         if draw(st.booleans()):
             node = draw(st.integers(0, n - 1))
             storage.append(make_volume_attachment(f"va{j}", DRIVERS[0], f"n{node}", f"pv{j}"))
@@ -103,7 +107,7 @@ def clusters(draw: st.DrawFn) -> dict[str, Any]:
         draw(pods_using(claim_names, f"e{k}")).evolve(node_name=f"n{draw(st.integers(0, n - 1))}")
         for k in range(draw(st.integers(0, 8)))
     ]
-    return {"nodes": nodes, "storage": storage, "pods": pods, "claims": claim_names}
+    return {"nodes": nodes, "storage": storage, "raw": raw, "pods": pods, "claims": claim_names}
 
 
 def pods_using(claims: list[str], name: str) -> st.SearchStrategy[Pod]:
@@ -228,7 +232,12 @@ def test_simulations_with_volumes_place_pods_alike_on_both_paths(
         data.draw(pods_using(cluster["claims"], f"pending{i}"))
         for i in range(data.draw(st.integers(1, 5)))
     ]
-    objs = ClusterObjects(nodes=nodes, pods=list(cluster["pods"]), storage=list(cluster["storage"]))
+    objs = ClusterObjects(
+        nodes=nodes,
+        pods=list(cluster["pods"]),
+        storage=list(cluster["storage"]),
+        storage_raw=list(cluster["raw"]),
+    )
     config, registry = default_config(), in_tree_registry()
     fast = simulation_json(simulate(objs, pending, config, registry, seed=seed, columnar=True))
     slow = simulation_json(simulate(objs, pending, config, registry, seed=seed, columnar=False))

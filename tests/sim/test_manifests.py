@@ -169,8 +169,10 @@ def test_stateful_set_pods_wait_for_a_class_that_does_not_exist(
     data, _ = simulate(capsys, DATA / "web-statefulset.yaml")
     assert [p["node"] for p in data["placements"]] == [None, None, None]
     for placement in data["placements"]:
+        # A claim whose class does not exist binds Immediately (upstream's
+        # IsDelayBindingMode): VolumeBinding's PreFilter stops the pod first.
         assert placement["message"].startswith(
-            '0/7 nodes are available: storageclass.storage.k8s.io "my-storage-class" not found.'
+            "0/7 nodes are available: pod has unbound immediate PersistentVolumeClaims."
         )
 
 

@@ -21,9 +21,8 @@ from kubesched.config.types import (
 __all__ = ["default_config", "default_plugins", "merge_plugin_set", "merge_plugins"]
 
 # Upstream's multiPoint list, in upstream order, with its weights. DEVIATION: upstream also
-# has VolumeBinding (between NodeVolumeLimits and VolumeZone) and, with
-# DynamicResourceAllocation on, DynamicResources (just before DefaultPreemption).
-# kubesched has no VolumeBinding or DRA plugin yet; add them at those places when it does.
+# has, with DynamicResourceAllocation on, DynamicResources (just before
+# DefaultPreemption); kubesched has no DRA plugin yet: add it there when it does.
 _DEFAULT_MULTI_POINT = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -35,7 +34,7 @@ _DEFAULT_MULTI_POINT = (
     PluginRef("NodeResourcesFit", 1),
     PluginRef("VolumeRestrictions"),
     PluginRef("NodeVolumeLimits"),
-    # VolumeBinding goes here (issue 15).
+    PluginRef("VolumeBinding"),
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),

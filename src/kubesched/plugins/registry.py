@@ -22,6 +22,7 @@ from kubesched.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.plugins.noderesources import balanced_allocation, fit
 from kubesched.plugins.nodevolumelimits import csi as nodevolumelimits
 from kubesched.plugins.podtopologyspread import plugin as podtopologyspread
+from kubesched.plugins.volumebinding import plugin as volumebinding
 
 IN_TREE: dict[str, PluginFactory] = {
     n.PRIORITY_SORT: queuesort.new,
@@ -38,6 +39,7 @@ IN_TREE: dict[str, PluginFactory] = {
     n.VOLUME_ZONE: volumezone.new,
     n.POD_TOPOLOGY_SPREAD: podtopologyspread.new,
     n.INTER_POD_AFFINITY: interpodaffinity.new,
+    n.VOLUME_BINDING: volumebinding.new,
     n.IMAGE_LOCALITY: imagelocality.new,
     n.DEFAULT_PREEMPTION: defaultpreemption.new,
     n.DEFAULT_BINDER: defaultbinder.new,

@@ -23,7 +23,7 @@ from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Workload
 from kubesched.objects.statefulset import POD_INDEX_LABEL
 from kubesched.objects.statefulset import claims as stateful_claims
-from kubesched.objects.storage import PersistentVolumeClaim
+from kubesched.objects.storage import PersistentVolumeClaim, StorageClass
 from kubesched.objects.workloadpods import (
     COMPLETION_INDEX,
     Expansion,
@@ -94,6 +94,16 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
     claims = {
         o.key for objs in loaded for o in objs.storage if isinstance(o, PersistentVolumeClaim)
     }
+    # DefaultStorageClass admission gives a claim without a class the default one.
+    default_class = next(
+        (
+            o.name
+            for objs in loaded
+            for o in objs.storage
+            if isinstance(o, StorageClass) and o.is_default
+        ),
+        None,
+    )
     for objs in loaded:
         inserted = 0
         for manifest in objs.manifests:
@@ -110,7 +120,7 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
             if manifest.kind == "StatefulSet":
                 problems.extend(
                     f"{manifest.where}: {what} makes {p}"
-                    for p in _add_claims(manifest.obj, expansion, objs, claims)
+                    for p in _add_claims(manifest.obj, expansion, objs, claims, default_class)
                 )
             pods: list[Pod] = []
             for raw in expansion.pods:
@@ -133,10 +143,16 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
 
 
 def _add_claims(
-    sts: dict[str, Any], expansion: Expansion, objs: ClusterObjects, known: set[str]
+    sts: dict[str, Any],
+    expansion: Expansion,
+    objs: ClusterObjects,
+    known: set[str],
+    default_class: str | None,
 ) -> list[str]:
     """Add the claims of the replicas ``expansion`` makes (those not in ``known``) to
-    ``objs.storage``; the problems of claims that would be refused."""
+    ``objs.storage`` (and, as written, to ``objs.storage_raw``: the simulator's store
+    holds them); the problems of claims that would be refused. A claim without a class
+    gets ``default_class``."""
     problems: list[str] = []
     for raw_pod in expansion.pods:
         labels = (raw_pod.get("metadata") or {}).get("labels") or {}
@@ -144,6 +160,9 @@ def _add_claims(
         if not str(index).isdigit():
             continue
         for raw in stateful_claims(sts, int(index)):
+            spec = raw.setdefault("spec", {})
+            if default_class is not None and spec.get("storageClassName") is None:
+                spec["storageClassName"] = default_class
             refused = admit("PersistentVolumeClaim", raw)
             if refused:
                 problems.extend(refused)
@@ -156,4 +175,5 @@ def _add_claims(
             if claim.key not in known:
                 known.add(claim.key)
                 objs.storage.append(claim)
+                objs.storage_raw.append(raw)
     return problems

@@ -78,6 +78,9 @@ class ClusterObjects:
     resource_slices: list[ResourceSlice] = field(default_factory=list)
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    #: The same storage objects as written (defaulted): the simulator's API store holds
+    #: them, so that PreBind can write them back whole.
+    storage_raw: list[dict[str, Any]] = field(default_factory=list)
     #: Kinds present in the file that scheduling does not read (kept out, counted).
     ignored_kinds: dict[str, int] = field(default_factory=dict)
     #: The workloads whose controllers create pods (Deployments, ReplicaSets, StatefulSets,
@@ -429,6 +432,8 @@ def load_objects(
             problems.append(f"{where}: {err}")
             continue
         getattr(out, attr).append(obj)
+        if attr == "storage":
+            out.storage_raw.append(stored)
         if kind == "Pod":
             owner = owner_of(stored)
             if owner[0]:

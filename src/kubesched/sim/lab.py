@@ -62,6 +62,7 @@ def load_cluster(
         cluster.priority_classes.extend(extra.priority_classes)
         cluster.workloads.extend(extra.workloads)
         cluster.storage.extend(extra.storage)
+        cluster.storage_raw.extend(extra.storage_raw)
         cluster.owners.update(extra.owners)
         cluster.warnings.extend(extra.warnings)
     known = {p.key for p in cluster.pods}
@@ -127,6 +128,7 @@ def simulate(
         seed=seed,
         columnar=columnar,
         tie_break=tie_break,
+        storage=cluster.storage_raw,
     )
     wanted = _explained_keys(explain_pods, [p for p in pending if not p.node_name])
     explained: dict[str, dict[str, Any]] = {}
@@ -136,7 +138,8 @@ def simulate(
             if pod.key in wanted:
                 explained[pod.key] = _explain_in(
                     sim.snapshot(),
-                    cluster_lister(cluster),
+                    # The simulation's storage objects, as earlier pods left them.
+                    sim.cluster,
                     cluster.owners,
                     pod,
                     config,

@@ -19,8 +19,9 @@ from __future__ import annotations
 import heapq
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubesched.config import ConfigError, FieldError, KubeSchedulerConfiguration
 from kubesched.framework.apiclient import APIResource, MemoryAPIClient, PatchType, RawObject
@@ -48,6 +49,7 @@ from kubesched.framework.types import NodeToStatus, QueuedPodInfo
 from kubesched.framework.waiting_pods import VirtualTimers, WaitingPodsMap
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
+from kubesched.sim.volumes import SimulatedVolumes
 
 #: A pod bound in the simulation — the event that may help pods rejected for affinity.
 ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD)
@@ -124,6 +126,7 @@ class Simulator:
         seed: int | None = None,
         columnar: bool = True,
         tie_break: str = "random",
+        storage: Iterable[dict[str, Any]] = (),
     ) -> None:
         refuse_extenders(config)
         if tie_break not in TIE_BREAKS:
@@ -156,6 +159,10 @@ class Simulator:
         self._events: list[tuple[ClusterEvent, object, object]] = []
         #: The simulated API objects PreBind plugins read and write (no API server here).
         self.api = MemoryAPIClient()
+        #: The storage objects (``storage``: the cluster file's, as written) and what the
+        #: PV controller and provisioner would do with them; the lister follows them.
+        self.volumes = SimulatedVolumes(self.api, self.cluster, self._node_labels)
+        self.volumes.load(storage)
         self._deleted: list[Pod] = []
         #: Pods held at Permit: their framework, cycle state, pod and assumed pod.
         self._waiting: dict[str, tuple[Framework, CycleState, Pod, Pod]] = {}
@@ -176,6 +183,10 @@ class Simulator:
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
         """Nominations are kept in the nominator; nothing else to record."""
         return None
+
+    def _node_labels(self, name: str) -> Mapping[str, str] | None:
+        info = self._snapshot.find(name)
+        return info.node.labels if info is not None else None
 
     # The blocking API calls of PreBind plugins go to the in-memory store.
 
