@@ -67,10 +67,16 @@ def volume(name: str, zone: str, claim: str) -> dict[str, Any]:
 
 
 def claim(name: str, volume_name: str) -> dict[str, Any]:
+    # Bound as the PV controller leaves a claim (bind-completed): VolumeBinding waits for
+    # that on a claim that only names its volume, and no PV controller runs here.
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
+        },
         "spec": {
             "accessModes": ["ReadWriteOnce"],
             "resources": {"requests": {"storage": "1Gi"}},
