@@ -24,7 +24,15 @@ import yaml
 from kubesched.apiserver.runner import start_apiserver
 from kubesched.config.load import loads_config
 from kubesched.kube import Client, NotFound, load_kubeconfig
-from kubesched.kube.resources import NAMESPACES, NODES, PODS, PRIORITY_CLASSES
+from kubesched.kube.resources import (
+    NAMESPACES,
+    NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    PRIORITY_CLASSES,
+    STORAGE_CLASSES,
+)
 from kubesched.objects.pod import Pod
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
@@ -229,12 +237,87 @@ async def scenario(kubeconfig: Path, config_text: str, lock_namespace: str) -> R
                 return any(c[0] == series for c in client.calls)
 
             await until(retried_into_a_series, "an event series")
+            await bind_volumes(setup, name, node_of)
             renewal = ("coordination.k8s.io", "leases", "update")
             await until(lambda: any(c[0] == renewal for c in client.calls), "a lease renewal")
         finally:
             scheduler.stop()
             await task
         return client
+
+
+async def bind_volumes(setup: Client, scheduler_name: str, node_of: Callable[[str], Any]) -> None:
+    """VolumeBinding's PreBind: a pod whose claim takes an existing volume (the volume's
+    claimRef is written) and one whose claim is provisioned (the claim's selected node is
+    written). The test does what the PV controller and a provisioner would."""
+    wait_class = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "wait"},
+        "provisioner": "example.com/disk",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    await setup.create(STORAGE_CLASSES.raw, wait_class)
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "local"},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "wait",
+            "hostPath": {"path": "/tmp/local"},
+        },
+    }
+    await setup.create(PERSISTENT_VOLUMES.raw, volume)
+    await setup.patch(
+        PERSISTENT_VOLUMES.raw, "local", {"status": {"phase": "Available"}}, subresource="status"
+    )
+    for claim in ("static", "dynamic"):
+        body = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {
+                "storageClassName": "wait",
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi" if claim == "static" else "2Gi"}},
+            },
+        }
+        await setup.create(PERSISTENT_VOLUME_CLAIMS.raw, body)
+        pod_body = pod(f"with-{claim}", "0", "high", scheduler_name)
+        pod_body["spec"]["volumes"] = [
+            {"name": "data", "persistentVolumeClaim": {"claimName": claim}}
+        ]
+        await setup.create(PODS.raw, pod_body)
+
+    async def claim_ref() -> Any:
+        raw = await setup.get(PERSISTENT_VOLUMES.raw, "local")
+        return raw["spec"].get("claimRef")
+
+    async def selected() -> Any:
+        raw = await setup.get(PERSISTENT_VOLUME_CLAIMS.raw, "dynamic", "default")
+        annotations = raw["metadata"].get("annotations") or {}
+        return annotations.get("volume.kubernetes.io/selected-node")
+
+    await until(claim_ref, "the static volume's claimRef")
+    await complete(setup, "static", "local")
+    await until(selected, "the provisioned claim's selected node")
+    volume["metadata"]["name"] = "provisioned"
+    volume["spec"]["hostPath"] = {"path": "/tmp/provisioned"}
+    await setup.create(PERSISTENT_VOLUMES.raw, volume)
+    await complete(setup, "dynamic", "provisioned")
+    for claim in ("static", "dynamic"):
+        assert await until(lambda c=claim: node_of(f"with-{c}"), f"{claim} bound") == "only"
+
+
+async def complete(setup: Client, claim: str, volume: str) -> None:
+    """The PV controller's last step: the claim names its volume, binding completed."""
+    raw = await setup.get(PERSISTENT_VOLUME_CLAIMS.raw, claim, "default")
+    raw["spec"]["volumeName"] = volume
+    annotations = raw["metadata"].setdefault("annotations", {})
+    annotations["pv.kubernetes.io/bind-completed"] = "yes"
+    await setup.update(PERSISTENT_VOLUME_CLAIMS.raw, raw)
 
 
 @pytest.mark.parametrize("overlay", SCHEDULER_OVERLAYS)
@@ -309,7 +392,7 @@ SCENARIO_INFORMERS = {
 #: Client methods that make no API call.
 NOT_API_CALLS = {"derive", "close"}
 #: The handle's blocking API calls by resource (scheduler/clusterclient.py), which only
-#: PreBind plugins make, on the resources they name: their rules come with those plugins.
+#: PreBind plugins make, on the resources they name: VolumeBinding's, in the scenario.
 PLUGIN_CALL_METHODS = {"get", "update"}
 SCHEDULER_CODE = ["scheduler", "framework", "plugins"]
 #: Modules outside those folders whose informers the scheduler runs.

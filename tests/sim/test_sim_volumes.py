@@ -146,3 +146,49 @@ def test_claims_given_decoded_only_are_refused_with_a_clear_error():
         "PersistentVolumeClaim 'data' was given decoded only: the simulator needs the "
         "storage objects as written too (ClusterObjects.storage_raw), to bind volumes"
     )
+
+
+# The whole default profile: the volume plugins see what earlier pods' volumes became.
+DEFAULT = loads_config("""
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - plugins:
+      multiPoint:
+        disabled: [{name: DefaultPreemption}]
+""")
+
+
+def test_a_node_full_of_attached_volumes_takes_no_more_provisioned_ones():
+    limited = []
+    for name in ("a1", "b1"):
+        raw = make_csi_node(name).driver(DRIVER, count=1).dict()
+        raw["spec"]["drivers"][0]["topologyKeys"] = [ZONE]
+        limited.append(raw)
+    two_nodes = [n for n in nodes() if n.name in ("a1", "b1")]
+    storage = [zonal_class(), *limited, *(claim(f"d{i}") for i in range(3))]
+    sim = Simulator(two_nodes, [], DEFAULT, in_tree_registry(), storage=storage, seed=1)
+    placements = sim.run([make_pod(f"p{i}").pvc(f"d{i}").obj() for i in range(3)])
+    assert sorted(p.node for p in placements[:2] if p.node) == ["a1", "b1"]
+    # Each node attaches one volume of the driver: the first two pods' volumes fill them.
+    assert placements[2].node is None
+    assert "2 node(s) exceed max volume count" in str(placements[2].message)
+
+
+def test_a_read_write_once_pod_claim_in_use_keeps_the_next_pod_out():
+    rwop = (
+        make_pvc("solo")
+        .storage_class("zonal")
+        .request("1Gi")
+        .access_modes("ReadWriteOncePod")
+        .dict()
+    )
+    sim = Simulator(
+        nodes(), [], DEFAULT, in_tree_registry(), storage=[zonal_class(), *csi_nodes(), rwop]
+    )
+    first, second = sim.run(
+        [make_pod("first").pvc("solo").obj(), make_pod("second").pvc("solo").obj()]
+    )
+    assert first.node is not None
+    assert second.node is None
+    assert "ReadWriteOncePod" in str(second.message)
