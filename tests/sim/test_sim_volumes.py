@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from kubesched.config import loads_config
 from kubesched.framework.apiclient import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES
 from kubesched.framework.handle import StaticClusterLister
@@ -138,14 +136,20 @@ def test_a_static_volume_is_taken_by_one_claim_only():
     assert "4 node(s) didn't find available persistent volumes to bind" in str(second.message)
 
 
-def test_claims_given_decoded_only_are_refused_with_a_clear_error():
-    lister = StaticClusterLister(storage=[make_pvc("data").storage_class("zonal").obj()])
-    with pytest.raises(ValueError) as err:
-        Simulator(nodes(), [], CONFIG, in_tree_registry(), cluster=lister)
-    assert str(err.value) == (
-        "PersistentVolumeClaim 'data' was given decoded only: the simulator needs the "
-        "storage objects as written too (ClusterObjects.storage_raw), to bind volumes"
+def test_a_claim_given_decoded_only_cannot_be_bound_and_says_why():
+    lister = StaticClusterLister(
+        storage=[
+            make_storage_class("zonal", DRIVER).binding_mode("WaitForFirstConsumer").obj(),
+            make_pvc("data").storage_class("zonal").request("1Gi").obj(),
+        ]
     )
+    sim = Simulator(nodes(), [], CONFIG, in_tree_registry(), cluster=lister)
+    (placement,) = sim.run([make_pod("p").pvc("data").obj()])
+    assert placement.node is None
+    assert (
+        "PersistentVolumeClaim 'data' was given decoded only: the simulator needs the "
+        "storage objects as written too (ClusterObjects.storage_raw) to bind it"
+    ) in str(placement.message)
 
 
 # The whole default profile: the volume plugins see what earlier pods' volumes became.

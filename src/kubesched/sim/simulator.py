@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config import ConfigError, FieldError, KubeSchedulerConfiguration
-from kubesched.framework.apiclient import APIResource, MemoryAPIClient, PatchType, RawObject
+from kubesched.framework.apiclient import (
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    APIResource,
+    MemoryAPIClient,
+    NotFound,
+    PatchType,
+    RawObject,
+)
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Nominator, StaticClusterLister
 from kubesched.framework.interface import (
@@ -191,7 +199,24 @@ class Simulator:
     # The blocking API calls of PreBind plugins go to the in-memory store.
 
     def get(self, resource: APIResource, name: str, namespace: str = "") -> RawObject:
-        return self.api.get(resource, name, namespace)
+        try:
+            return self.api.get(resource, name, namespace)
+        except NotFound:
+            decoded = (
+                self.cluster.persistent_volume(name)
+                if resource == PERSISTENT_VOLUMES
+                else self.cluster.persistent_volume_claim(namespace, name)
+                if resource == PERSISTENT_VOLUME_CLAIMS
+                else None
+            )
+            if decoded is None:
+                raise
+            # Given decoded only (ClusterObjects.storage without storage_raw): readable
+            # by the plugins, but there is nothing to write back.
+            raise NotFound(
+                f"{resource.kind} {name!r} was given decoded only: the simulator needs the "
+                "storage objects as written too (ClusterObjects.storage_raw) to bind it"
+            ) from None
 
     def create(self, resource: APIResource, body: RawObject) -> RawObject:
         return self.api.create(resource, body)

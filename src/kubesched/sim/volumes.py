@@ -37,7 +37,6 @@ from kubesched.framework.apiclient import (
     PERSISTENT_VOLUMES,
     APIResource,
     MemoryAPIClient,
-    NotFound,
     RawObject,
 )
 from kubesched.framework.handle import StaticClusterLister
@@ -132,23 +131,6 @@ class SimulatedVolumes:
                 self.store.add(resource, raw)
         finally:
             self._settling = False
-        # Volumes and claims the lister knows only decoded could not be written back.
-        decoded: list[tuple[APIResource, str, str]] = [
-            (PERSISTENT_VOLUMES, pv.name, "") for pv in self.lister.persistent_volumes()
-        ]
-        decoded += [
-            (PERSISTENT_VOLUME_CLAIMS, pvc.name, pvc.namespace)
-            for pvc in self.lister.persistent_volume_claims()
-        ]
-        for resource, name, namespace in decoded:
-            try:
-                self.store.get(resource, name, namespace)
-            except NotFound:
-                raise ValueError(
-                    f"{resource.kind} {name!r} was given decoded only: the simulator needs "
-                    "the storage objects as written too (ClusterObjects.storage_raw), to "
-                    "bind volumes"
-                ) from None
         self._all = True
         self.settle()
 
