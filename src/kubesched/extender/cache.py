@@ -21,6 +21,7 @@ from typing import Any
 
 from kubesched.framework.snapshot import Snapshot
 from kubesched.kube import Client, Informer
+from kubesched.kube.dralisters import DRAListers
 from kubesched.kube.resources import (
     NAMESPACES,
     NODES,
@@ -45,7 +46,7 @@ def _counted(pod: Pod) -> bool:
     return bool(pod.node_name) and not pod.is_terminal
 
 
-class ClusterCache(StorageListers):
+class ClusterCache(StorageListers, DRAListers):
     """Nodes, their pods, and the other objects plugins read; also a ``ClusterLister``.
 
     ``start()`` the informers, then ``synced`` tells when each has listed once (the
@@ -53,7 +54,8 @@ class ClusterCache(StorageListers):
     """
 
     def __init__(self, client: Client) -> None:
-        super().__init__(client)
+        StorageListers.__init__(self, client)
+        DRAListers.__init__(self, client)
         self.node_informer: Informer[Node] = Informer(client, NODES)
         self.pod_informer: Informer[Pod] = Informer(client, PODS)
         self.pdb_informer: Informer[PodDisruptionBudget] = Informer(client, POD_DISRUPTION_BUDGETS)
@@ -80,6 +82,7 @@ class ClusterCache(StorageListers):
             self.namespace_informer,
             *self.workload_informers,
             *self.storage_informers,
+            *self.dra_informers,
         ]
 
     # --- running ----------------------------------------------------------------------

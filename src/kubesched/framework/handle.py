@@ -22,6 +22,8 @@ from kubesched.framework.apiclient import (
 )
 from kubesched.framework.nominator import Nominator
 from kubesched.framework.types import PodInfo
+from kubesched.objects.dra.claims import ResourceClaim
+from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
 from kubesched.objects.pod import Pod
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
 from kubesched.objects.storage import (
@@ -36,9 +38,13 @@ from kubesched.objects.storage import (
 )
 from kubesched.objects.storage.changes import ChangeLog, change_key
 
+#: The resource.k8s.io objects a :class:`StaticClusterLister` holds.
+DRAObject = ResourceClaim | ResourceSlice | DeviceClass
+
 __all__ = [
     "ClusterClient",
     "ClusterLister",
+    "DRAObject",
     "Handle",
     "NoClient",
     "Nominator",
@@ -99,6 +105,27 @@ class ClusterLister(Protocol):
         """The keys of the storage objects changed after version ``since``
         (``kubesched.objects.storage.changes.change_key``), or None when they are no
         longer known (then everything may have changed)."""
+        ...
+
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        """The ResourceClaim ``namespace/name``, if known."""
+        ...
+
+    def resource_claims(self) -> Sequence[ResourceClaim]:
+        """Every ResourceClaim (the DynamicResources plugin counts allocated devices)."""
+        ...
+
+    def device_class(self, name: str) -> DeviceClass | None:
+        """The DeviceClass ``name``, if known."""
+        ...
+
+    def resource_slices(self) -> Sequence[ResourceSlice]:
+        """Every ResourceSlice."""
+        ...
+
+    def dra_version(self) -> int:
+        """A number that changes whenever a ResourceSlice or DeviceClass changes, so that
+        a plugin may keep what it derived from them (an index of slices by node)."""
         ...
 
 
@@ -201,6 +228,7 @@ class StaticClusterLister:
         namespaces: Iterable[Namespace] = (),
         workloads: Iterable[Workload] = (),
         storage: Iterable[StorageObject] = (),
+        dra: Iterable[DRAObject] = (),
     ) -> None:
         self._pdbs = list(pdbs)
         self._namespaces = {ns.name: ns.labels for ns in namespaces}
@@ -216,8 +244,14 @@ class StaticClusterLister:
         self._attachments: dict[str, VolumeAttachment] = {}
         self._attachments_by_node: dict[str, list[VolumeAttachment]] | None = None
         self._log = ChangeLog()
+        self._claims: dict[str, ResourceClaim] = {}
+        self._slices: dict[str, ResourceSlice] = {}
+        self._device_classes: dict[str, DeviceClass] = {}
+        self._dra_version = 0
         for obj in storage:
             self.put(obj)
+        for dra_obj in dra:
+            self.put_dra(dra_obj)
 
     def _store(self, obj: StorageObject) -> tuple[dict[str, Any], str]:
         match obj:
@@ -264,6 +298,46 @@ class StaticClusterLister:
 
     def storage_changes(self, since: int) -> Sequence[str] | None:
         return self._log.since(since)
+
+    def _dra_store(self, obj: DRAObject) -> tuple[dict[str, Any], str]:
+        match obj:
+            case ResourceClaim():
+                return self._claims, obj.key
+            case ResourceSlice():
+                return self._slices, obj.name
+            case DeviceClass():
+                return self._device_classes, obj.name
+        raise TypeError(f"not a resource.k8s.io object: {obj!r}")
+
+    def put_dra(self, obj: DRAObject) -> None:
+        """Add a ResourceClaim, ResourceSlice or DeviceClass, or replace the object of its
+        kind and name."""
+        store, key = self._dra_store(obj)
+        if store.get(key) is not obj:
+            store[key] = obj
+            if not isinstance(obj, ResourceClaim):
+                self._dra_version += 1
+
+    def delete_dra(self, obj: DRAObject) -> None:
+        """Remove the object of ``obj``'s kind and name, if present."""
+        store, key = self._dra_store(obj)
+        if store.pop(key, None) is not None and not isinstance(obj, ResourceClaim):
+            self._dra_version += 1
+
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        return self._claims.get(f"{namespace}/{name}")
+
+    def resource_claims(self) -> Sequence[ResourceClaim]:
+        return list(self._claims.values())
+
+    def device_class(self, name: str) -> DeviceClass | None:
+        return self._device_classes.get(name)
+
+    def resource_slices(self) -> Sequence[ResourceSlice]:
+        return list(self._slices.values())
+
+    def dra_version(self) -> int:
+        return self._dra_version
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return self._pdbs

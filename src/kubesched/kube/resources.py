@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
+from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod, scheduled_condition
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, PriorityClass, Workload
@@ -35,6 +37,7 @@ __all__ = [
     "CSI_NODES",
     "CSI_STORAGE_CAPACITIES",
     "CUSTOM_RESOURCE_DEFINITIONS",
+    "DEVICE_CLASSES",
     "EVENTS",
     "LEASES",
     "NAMESPACES",
@@ -46,6 +49,9 @@ __all__ = [
     "PRIORITY_CLASSES",
     "REPLICATION_CONTROLLERS",
     "REPLICA_SETS",
+    "RESOURCE_CLAIMS",
+    "RESOURCE_CLAIM_TEMPLATES",
+    "RESOURCE_SLICES",
     "SERVICES",
     "SERVICE_ACCOUNTS",
     "STATEFUL_SETS",
@@ -138,6 +144,8 @@ def decode_pod_update(old: Pod, old_raw: RawObject, new_raw: RawObject) -> Pod:
         return Pod.from_dict(new_raw)
     if ost.get("qosClass") != nst.get("qosClass"):
         return Pod.from_dict(new_raw)
+    if ost.get("resourceClaimStatuses") != nst.get("resourceClaimStatuses"):
+        return Pod.from_dict(new_raw)
     if len(osp) - ("nodeName" in osp) != len(nsp) - ("nodeName" in nsp):
         return Pod.from_dict(new_raw)
     missing = object()
@@ -214,6 +222,23 @@ VOLUME_ATTACHMENTS = Resource(
     "VolumeAttachment",
     False,
     VolumeAttachment.from_dict,
+)
+DEVICE_CLASSES = Resource(
+    "resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, DeviceClass.from_dict
+)
+RESOURCE_SLICES = Resource(
+    "resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, ResourceSlice.from_dict
+)
+RESOURCE_CLAIMS = Resource(
+    "resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, ResourceClaim.from_dict
+)
+RESOURCE_CLAIM_TEMPLATES = Resource(
+    "resource.k8s.io",
+    "v1",
+    "resourceclaimtemplates",
+    "ResourceClaimTemplate",
+    True,
+    ResourceClaimTemplate.from_dict,
 )
 CUSTOM_RESOURCE_DEFINITIONS = Resource(
     "apiextensions.k8s.io",

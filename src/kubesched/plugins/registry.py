@@ -18,6 +18,7 @@ from kubesched.plugins import (
 )
 from kubesched.plugins import names as n
 from kubesched.plugins.defaultpreemption import plugin as defaultpreemption
+from kubesched.plugins.dynamicresources import plugin as dynamicresources
 from kubesched.plugins.interpodaffinity import plugin as interpodaffinity
 from kubesched.plugins.noderesources import balanced_allocation, fit
 from kubesched.plugins.nodevolumelimits import csi as nodevolumelimits
@@ -41,6 +42,7 @@ IN_TREE: dict[str, PluginFactory] = {
     n.INTER_POD_AFFINITY: interpodaffinity.new,
     n.VOLUME_BINDING: volumebinding.new,
     n.IMAGE_LOCALITY: imagelocality.new,
+    n.DYNAMIC_RESOURCES: dynamicresources.new,
     n.DEFAULT_PREEMPTION: defaultpreemption.new,
     n.DEFAULT_BINDER: defaultbinder.new,
 }

@@ -268,6 +268,28 @@ class LiveClusterClient:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def submit(self, what: str, call: Callable[[], object]) -> None:
+        """Run ``call`` — blocking API calls of this client — in a worker thread without
+        the caller waiting: a write the scheduling cycle makes but need not see answered
+        (DynamicResources' deallocation in PostFilter, its Unreserve). Inside
+        :meth:`collect` it is awaited with the collection. A failure is only logged: the
+        plugin gets here again when the pod is retried."""
+
+        async def run() -> object:
+            try:
+                return await asyncio.to_thread(call)
+            except apiclient.APIError as err:
+                log.warning("%s failed: %s", what, err)
+                return None
+
+        if self.loop is not None and threading.get_ident() != self._loop_thread:
+            try:
+                call()
+            except apiclient.APIError as err:
+                log.warning("%s failed: %s", what, err)
+            return
+        self._submit(what, run)
+
     # --- ClusterClient ----------------------------------------------------------------
 
     def bind(self, pod: Pod, node_name: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from kubesched.framework.interface import ActionType, ClusterEvent, EventResource
 from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.kube import Informer
+from kubesched.kube.dralisters import DRAListers
 from kubesched.kube.storagelisters import StorageListers
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -56,6 +57,18 @@ class EventHandlers:
             (listers.csi_driver_informer, EventResource.CSI_DRIVER),
             (listers.capacity_informer, EventResource.CSI_STORAGE_CAPACITY),
             (listers.attachment_informer, EventResource.VOLUME_ATTACHMENT),
+        ]
+        for informer, resource in pairs:
+            informer.add_handler(*self._moving_handlers(resource))
+
+    def register_dra(self, listers: DRAListers) -> None:
+        """Add the queueing handlers to the ResourceClaim, ResourceSlice and DeviceClass
+        informers (before they start): their changes may make pods schedulable that
+        DynamicResources rejected."""
+        pairs: list[tuple[Informer[Any], EventResource]] = [
+            (listers.claim_informer, EventResource.RESOURCE_CLAIM),
+            (listers.slice_informer, EventResource.RESOURCE_SLICE),
+            (listers.device_class_informer, EventResource.DEVICE_CLASS),
         ]
         for informer, resource in pairs:
             informer.add_handler(*self._moving_handlers(resource))

@@ -1,6 +1,7 @@
 """The framework's ``ClusterLister`` over informers: PDBs, namespaces and the workloads
 (Services, ReplicaSets, StatefulSets, ReplicationControllers) that PodTopologySpread's
-default constraints and preemption read, and the storage objects of the volume plugins.
+default constraints and preemption read, the storage objects of the volume plugins and
+the resource.k8s.io objects of DynamicResources.
 Every answer is the informers' current store."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.kube import Client, Informer
+from kubesched.kube.dralisters import DRAListers
 from kubesched.kube.resources import (
     NAMESPACES,
     POD_DISRUPTION_BUDGETS,
@@ -23,11 +25,12 @@ from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
 __all__ = ["InformerClusterLister"]
 
 
-class InformerClusterLister(StorageListers):
+class InformerClusterLister(StorageListers, DRAListers):
     """A ``ClusterLister`` reading the stores of its own informers (start them first)."""
 
     def __init__(self, client: Client) -> None:
-        super().__init__(client)
+        StorageListers.__init__(self, client)
+        DRAListers.__init__(self, client)
         self.pdb_informer: Informer[PodDisruptionBudget] = Informer(client, POD_DISRUPTION_BUDGETS)
         self.namespace_informer: Informer[Namespace] = Informer(client, NAMESPACES)
         self.workload_informers: list[Informer[Workload]] = [
@@ -43,6 +46,7 @@ class InformerClusterLister(StorageListers):
             self.namespace_informer,
             *self.workload_informers,
             *self.storage_informers,
+            *self.dra_informers,
         ]
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:

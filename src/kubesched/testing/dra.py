@@ -213,6 +213,32 @@ class ClaimWrapper:
         }
         return self
 
+    def uid(self, uid: str) -> ClaimWrapper:
+        self.raw["metadata"]["uid"] = uid
+        return self
+
+    def deleting(self) -> ClaimWrapper:
+        """A ``deletionTimestamp`` (and the finalizer that keeps the claim)."""
+        self.raw["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        self.raw["metadata"].setdefault("finalizers", []).append(
+            "resource.kubernetes.io/delete-protection"
+        )
+        return self
+
+    def finalizer(self, name: str = "resource.kubernetes.io/delete-protection") -> ClaimWrapper:
+        self.raw["metadata"].setdefault("finalizers", []).append(name)
+        return self
+
+    def allocated_on(self, node_name: str) -> ClaimWrapper:
+        """Restrict the allocation (set by :meth:`allocated`) to one node, as an
+        allocation of node-local devices is."""
+        self.raw["status"]["allocation"]["nodeSelector"] = {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+            ]
+        }
+        return self
+
     def reserved_for(self, pod_name: str, pod_uid: str) -> ClaimWrapper:
         self.raw.setdefault("status", {}).setdefault("reservedFor", []).append(
             {"resource": "pods", "name": pod_name, "uid": pod_uid}

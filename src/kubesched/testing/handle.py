@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from kubesched.framework.apiclient import MemoryAPIClient
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.handle import Nominator, StaticClusterLister
+from kubesched.framework.handle import DRAObject, Nominator, StaticClusterLister
 from kubesched.framework.interface import Status
 from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
@@ -65,6 +65,7 @@ class PluginHandle:
         namespaces: Iterable[Namespace] = (),
         workloads: Iterable[Workload] = (),
         storage: Iterable[StorageObject] = (),
+        dra: Iterable[DRAObject] = (),
         client: RecordingClient | None = None,
         seed: int = 0,
         framework: Framework | None = None,
@@ -74,7 +75,7 @@ class PluginHandle:
             if snapshot is not None
             else Snapshot.from_objects(nodes, pods, columnar=columnar)
         )
-        self.cluster = StaticClusterLister(pdbs, namespaces, workloads, storage)
+        self.cluster = StaticClusterLister(pdbs, namespaces, workloads, storage, dra)
         self.client = client if client is not None else RecordingClient()
         self.nominator = Nominator()
         self.rng = random.Random(seed)

@@ -80,11 +80,14 @@ def pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
         action |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
     if old.tolerations != new.tolerations:
         action |= ActionType.UPDATE_POD_TOLERATION
+    if old.resource_claim_statuses != new.resource_claim_statuses:
+        action |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     flags = (
         ActionType.UPDATE_POD_LABEL,
         ActionType.UPDATE_POD_SCALE_DOWN,
         ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
         ActionType.UPDATE_POD_TOLERATION,
+        ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM,
     )
     events = [ClusterEvent(resource, flag) for flag in flags if action & flag]
     return events or [ClusterEvent(resource, ActionType.UPDATE)]
