@@ -41,6 +41,7 @@ def test_default_plugins_are_upstreams_multipoint_list_in_order() -> None:
                 "VolumeZone",
                 ("PodTopologySpread", 2),
                 ("InterPodAffinity", 2),
+                "DynamicResources",
                 "DefaultPreemption",
                 ("NodeResourcesBalancedAllocation", 1),
                 ("ImageLocality", 1),

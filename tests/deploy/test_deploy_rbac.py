@@ -25,14 +25,18 @@ from kubesched.apiserver.runner import start_apiserver
 from kubesched.config.load import loads_config
 from kubesched.kube import Client, NotFound, load_kubeconfig
 from kubesched.kube.resources import (
+    DEVICE_CLASSES,
     NAMESPACES,
     NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
     PODS,
     PRIORITY_CLASSES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
     STORAGE_CLASSES,
 )
+from kubesched.testing.dra import make_claim, make_device_class, make_slice
 from kubesched.objects.pod import Pod
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
@@ -238,6 +242,18 @@ async def scenario(kubeconfig: Path, config_text: str, lock_namespace: str) -> R
 
             await until(retried_into_a_series, "an event series")
             await bind_volumes(setup, name, node_of)
+            # A pod with a ResourceClaim: DynamicResources' PreBind reads the claim,
+            # adds its finalizer and writes the allocation and the reservation.
+            await setup.create(DEVICE_CLASSES.raw, make_device_class("gpu").obj())
+            gpus = make_slice("only-gpus", "gpu.example.com").node("only").pool("only")
+            await setup.create(RESOURCE_SLICES.raw, gpus.device("gpu-0").obj())
+            claim = make_claim("gpu", "default").request("gpu", "gpu").obj()
+            await setup.create(RESOURCE_CLAIMS.raw, claim)
+            with_gpu = pod("with-gpu", "0", "low", name)
+            with_gpu["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu"}]
+            with_gpu["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+            await setup.create(PODS.raw, with_gpu)
+            assert await until(lambda: node_of("with-gpu"), "the pod with a claim bound") == "only"
             renewal = ("coordination.k8s.io", "leases", "update")
             await until(lambda: any(c[0] == renewal for c in client.calls), "a lease renewal")
         finally:
@@ -388,15 +404,22 @@ SCENARIO_INFORMERS = {
     "CSI_DRIVERS",
     "CSI_STORAGE_CAPACITIES",
     "VOLUME_ATTACHMENTS",
+    # DynamicResources' listers (kube/dralisters.py).
+    "RESOURCE_CLAIMS",
+    "RESOURCE_SLICES",
+    "DEVICE_CLASSES",
 }
 #: Client methods that make no API call.
 NOT_API_CALLS = {"derive", "close"}
+#: ``submit(what, call)`` runs a plugin's calls of the methods below off the loop.
+NOT_API_CALLS |= {"submit"}
 #: The handle's blocking API calls by resource (scheduler/clusterclient.py), which only
-#: PreBind plugins make, on the resources they name: VolumeBinding's, in the scenario.
-PLUGIN_CALL_METHODS = {"get", "update"}
+#: PreBind plugins make, on the resources they name: VolumeBinding's and DynamicResources',
+#: in the scenario.
+PLUGIN_CALL_METHODS = {"get", "update", "update_status"}
 SCHEDULER_CODE = ["scheduler", "framework", "plugins"]
 #: Modules outside those folders whose informers the scheduler runs.
-SCHEDULER_MODULES = ["kube/storagelisters.py"]
+SCHEDULER_MODULES = ["kube/storagelisters.py", "kube/dralisters.py"]
 
 
 def test_every_api_call_site_of_the_scheduler_is_covered_by_the_scenario() -> None:

@@ -20,9 +20,8 @@ from kubesched.config.types import (
 
 __all__ = ["default_config", "default_plugins", "merge_plugin_set", "merge_plugins"]
 
-# Upstream's multiPoint list, in upstream order, with its weights. DEVIATION: upstream also
-# has, with DynamicResourceAllocation on, DynamicResources (just before
-# DefaultPreemption); kubesched has no DRA plugin yet: add it there when it does.
+# Upstream's multiPoint list, in upstream order, with its weights (DynamicResources is in
+# it because DynamicResourceAllocation is GA and on in 1.34).
 _DEFAULT_MULTI_POINT = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -38,6 +37,7 @@ _DEFAULT_MULTI_POINT = (
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    PluginRef("DynamicResources"),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),

@@ -81,6 +81,8 @@ class ClusterObjects:
     #: The same storage objects as written (defaulted): the simulator's API store holds
     #: them, so that PreBind can write them back whole.
     storage_raw: list[dict[str, Any]] = field(default_factory=list)
+    #: The claims as stored (what PreBind reads and writes in a simulation), file order.
+    resource_claims_raw: list[dict[str, Any]] = field(default_factory=list)
     #: Kinds present in the file that scheduling does not read (kept out, counted).
     ignored_kinds: dict[str, int] = field(default_factory=dict)
     #: The workloads whose controllers create pods (Deployments, ReplicaSets, StatefulSets,
@@ -434,6 +436,8 @@ def load_objects(
         getattr(out, attr).append(obj)
         if attr == "storage":
             out.storage_raw.append(stored)
+        if kind == "ResourceClaim":
+            out.resource_claims_raw.append(stored)
         if kind == "Pod":
             owner = owner_of(stored)
             if owner[0]:

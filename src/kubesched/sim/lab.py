@@ -25,6 +25,7 @@ from kubesched.objects.pod import Pod
 from kubesched.objects.priority import PriorityResolver
 from kubesched.objects.workloadpods import Names
 from kubesched.sim import document
+from kubesched.sim.dra import attach_claims, dra_objects, make_template_claims
 from kubesched.sim.expand import expand_manifests
 from kubesched.sim.files import ClusterObjects, InputError, load_objects
 from kubesched.sim.simulator import Placement, Simulator, refuse_extenders
@@ -63,6 +64,11 @@ def load_cluster(
         cluster.workloads.extend(extra.workloads)
         cluster.storage.extend(extra.storage)
         cluster.storage_raw.extend(extra.storage_raw)
+        cluster.device_classes.extend(extra.device_classes)
+        cluster.resource_slices.extend(extra.resource_slices)
+        cluster.resource_claims.extend(extra.resource_claims)
+        cluster.resource_claims_raw.extend(extra.resource_claims_raw)
+        cluster.resource_claim_templates.extend(extra.resource_claim_templates)
         cluster.owners.update(extra.owners)
         cluster.warnings.extend(extra.warnings)
     known = {p.key for p in cluster.pods}
@@ -76,12 +82,17 @@ def load_cluster(
         pending = [resolver.resolve(p) for p in pending]
     except ObjectError as err:
         raise InputError(str(err)) from None
+    # The claims the resource-claim controller would make for pods from templates.
+    pending = make_template_claims(cluster, pending, names)
     return cluster, pending
 
 
 def cluster_lister(cluster: ClusterObjects) -> StaticClusterLister:
-    """What plugins list beyond nodes and pods: PDBs, namespaces, workloads, storage."""
-    return StaticClusterLister(cluster.pdbs, cluster.namespaces, cluster.workloads, cluster.storage)
+    """What plugins list beyond nodes and pods: PDBs, namespaces, workloads, storage, and
+    the resource.k8s.io objects."""
+    return StaticClusterLister(
+        cluster.pdbs, cluster.namespaces, cluster.workloads, cluster.storage, dra_objects(cluster)
+    )
 
 
 @dataclasses.dataclass
@@ -130,6 +141,7 @@ def simulate(
         tie_break=tie_break,
         storage=cluster.storage_raw,
     )
+    attach_claims(sim, cluster)
     wanted = _explained_keys(explain_pods, [p for p in pending if not p.node_name])
     explained: dict[str, dict[str, Any]] = {}
     if wanted:

@@ -124,9 +124,14 @@ def claim_generate_name(pod_name: str, pod_claim_name: str) -> str:
 class PodIdentity(Protocol):
     """What :func:`claim_from_template` reads of a typed pod (``objects.pod.Pod``)."""
 
-    namespace: str
-    name: str
-    uid: str
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def uid(self) -> str: ...
 
 
 def claim_from_template(
