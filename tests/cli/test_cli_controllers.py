@@ -91,6 +91,7 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
         *daemon,
         "deployment-controller",
         "disruption-controller",
+        "dra-driver-simulator",
         "ephemeral-volume-controller",
         "garbage-collector-controller",
         "job-controller",
@@ -102,6 +103,7 @@ def test_controllers_run_against_a_bare_server(tmp_path: Path) -> None:
         "pod-garbage-collector-controller",
         "replicaset-controller",
         "replicationcontroller-controller",
+        "resourceclaim-controller",
         "serviceaccount-controller",
         "statefulset-controller",
     ]

@@ -58,7 +58,7 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kubesched.controllers import podstatus
+from kubesched.controllers import podstatus, resourceclaim
 from kubesched.controllers.volume.podvolumes import volumes_may_start
 from kubesched.kube import Client, Conflict, KubeError, NotFound
 from kubesched.kube.informer import Informer
@@ -616,9 +616,12 @@ def _micro() -> str:
 
 def start_kubelet(ctx: ControllerContext) -> Kubelet:
     """The kubelet's init function for the controller manager: the "may start" hooks are
-    the wait for the pod's volumes (where claims are served), then the options' own."""
+    the wait for the pod's volumes (where claims are served), for its ResourceClaims,
+    then the options' own."""
     opts = ctx.options
     hooks = [hook for hook in (volumes_may_start(ctx),) if hook is not None]
+    # A pod with ResourceClaims starts once they are allocated and reserved for it.
+    hooks.append(resourceclaim.may_start(ctx))
     hooks.extend(make(ctx) for make in opts.may_start)
     return Kubelet(
         ctx.client(NAME),

@@ -8,11 +8,13 @@ from kubesched.controllers import (
     cronjob,
     daemonset,
     disruption,
+    dradriver,
     garbagecollector,
     job,
     kubelet,
     podgc,
     replicaset,
+    resourceclaim,
     serviceaccount,
     statefulset,
 )
@@ -31,12 +33,16 @@ from kubesched.controllers.volume.resources import (
     VOLUME_ATTACHMENTS,
 )
 from kubesched.kube.resources import (
+    DEVICE_CLASSES,
     NAMESPACES,
     NODES,
     POD_DISRUPTION_BUDGETS,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
+    RESOURCE_CLAIM_TEMPLATES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
     SERVICE_ACCOUNTS,
     STATEFUL_SETS,
 )
@@ -103,6 +109,12 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
     ControllerDescriptor(
         csi_attacher.NAME, csi_attacher.start, (VOLUME_ATTACHMENTS, PERSISTENT_VOLUMES, NODES)
     ),
+    ControllerDescriptor(
+        resourceclaim.NAME,
+        resourceclaim.start,
+        (PODS, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES),
+    ),
+    ControllerDescriptor(dradriver.NAME, dradriver.start, (NODES, RESOURCE_SLICES, DEVICE_CLASSES)),
 )
 
 
