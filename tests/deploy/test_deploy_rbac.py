@@ -36,10 +36,10 @@ from kubesched.kube.resources import (
     RESOURCE_SLICES,
     STORAGE_CLASSES,
 )
-from kubesched.testing.dra import make_claim, make_device_class, make_slice
 from kubesched.objects.pod import Pod
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched.testing.dra import make_claim, make_device_class, make_slice
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 SCHEDULER_OVERLAYS = ["beside-kube-scheduler", "only-scheduler"]
