@@ -8,11 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kubesched.framework.apiclient import RESOURCE_CLAIMS
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interface import Code, QueueingHint, Status
+from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, NodeToStatus
 from kubesched.objects.dra.claims import ResourceClaim
 from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
@@ -601,3 +603,38 @@ def test_is_schedulable_after_pod_change() -> None:
         plugin.is_schedulable_after_pod_change(waiting, waiting, waiting) == QueueingHint.QUEUE_SKIP
     )
     assert plugin.is_schedulable_after_pod_change(waiting, waiting, created) == QueueingHint.QUEUE
+
+
+def test_filter_nodes_gives_the_per_node_answers() -> None:
+    """The node-table Filter and the per-node Filter agree (a node with a free device, a
+    node without devices, a node whose device is taken)."""
+    taken = make_claim("taken", NS).uid("t").request("req-1", CLASS)
+    taken = taken.allocated(("req-1", DRIVER, WORKER_3, "instance-1")).obj()
+    plugin, handle, node_infos = setup(
+        [pending_claim().obj(), taken],
+        [device_class()],
+        [worker_slice(WORKER), worker_slice(WORKER_3)],
+        nodes=(WORKER, WORKER_2, WORKER_3),
+    )
+    pod = pod_with_claim_name()
+    per_node, table = CycleState(), CycleState()
+    plugin.pre_filter(per_node, pod, node_infos)
+    plugin.pre_filter(table, pod, node_infos)
+    expected = [plugin.filter(per_node, pod, ni) for ni in node_infos]
+    assert expected == [None, unresolvable("cannot allocate all claims")] * 1 + [
+        unresolvable("cannot allocate all claims")
+    ]
+    snapshot = Snapshot.from_objects([ni.node for ni in node_infos], [], columnar=True)
+    handle.snapshot = snapshot
+    assert snapshot.table is not None
+    rows = np.arange(len(node_infos), dtype=np.int64)
+    verdicts = plugin.filter_nodes(table, pod, snapshot.table, rows)
+    assert verdicts is not None
+    got = [None if c == 0 else verdicts.statuses[c - 1] for c in verdicts.codes.tolist()]
+    assert got == expected
+    # Why each rejected node could not satisfy the claim (explain).
+    why = plugin.unsatisfied(table, WORKER_3)
+    assert str(why) == (
+        f"claim {NS}/{CLAIM}, request req-1: wants 1 device(s), 1 on the node match its "
+        "selectors, 1 of them in use"
+    )

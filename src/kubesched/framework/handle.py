@@ -128,6 +128,11 @@ class ClusterLister(Protocol):
         a plugin may keep what it derived from them (an index of slices by node)."""
         ...
 
+    def resource_claims_version(self) -> int:
+        """A number that changes whenever a ResourceClaim changes, so that a plugin may
+        keep what it derived from them (the devices they hold)."""
+        ...
+
 
 class ClusterClient(APIClient, Protocol):
     """The writes the default plugins make: bind a pod, delete a preemption victim; and
@@ -248,6 +253,7 @@ class StaticClusterLister:
         self._slices: dict[str, ResourceSlice] = {}
         self._device_classes: dict[str, DeviceClass] = {}
         self._dra_version = 0
+        self._claims_version = 0
         for obj in storage:
             self.put(obj)
         for dra_obj in dra:
@@ -315,14 +321,19 @@ class StaticClusterLister:
         store, key = self._dra_store(obj)
         if store.get(key) is not obj:
             store[key] = obj
-            if not isinstance(obj, ResourceClaim):
+            if isinstance(obj, ResourceClaim):
+                self._claims_version += 1
+            else:
                 self._dra_version += 1
 
     def delete_dra(self, obj: DRAObject) -> None:
         """Remove the object of ``obj``'s kind and name, if present."""
         store, key = self._dra_store(obj)
-        if store.pop(key, None) is not None and not isinstance(obj, ResourceClaim):
-            self._dra_version += 1
+        if store.pop(key, None) is not None:
+            if isinstance(obj, ResourceClaim):
+                self._claims_version += 1
+            else:
+                self._dra_version += 1
 
     def resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
         return self._claims.get(f"{namespace}/{name}")
@@ -338,6 +349,9 @@ class StaticClusterLister:
 
     def dra_version(self) -> int:
         return self._dra_version
+
+    def resource_claims_version(self) -> int:
+        return self._claims_version
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return self._pdbs

@@ -35,6 +35,10 @@ class DRAListers:
             client, DEVICE_CLASSES, optional=True
         )
         self._dra_version = 0
+        self._claims_version = 0
+        self.claim_informer.add_handler(
+            self._claim_changed, self._claim_updated, self._claim_changed
+        )
         for informer in (self.slice_informer, self.device_class_informer):
             informer.add_handler(self._dra_changed, self._dra_updated, self._dra_changed)
 
@@ -62,6 +66,16 @@ class DRAListers:
     def dra_version(self) -> int:
         """Changes whenever a ResourceSlice or DeviceClass does."""
         return self._dra_version
+
+    def resource_claims_version(self) -> int:
+        """Changes whenever a ResourceClaim does."""
+        return self._claims_version
+
+    def _claim_changed(self, obj: object) -> None:
+        self._claims_version += 1
+
+    def _claim_updated(self, old: object, new: object) -> None:
+        self._claims_version += 1
 
     def _dra_changed(self, obj: object) -> None:
         self._dra_version += 1

@@ -10,15 +10,24 @@ import dataclasses
 import resource
 import statistics
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.framework.apiclient import RESOURCE_CLAIMS
 from kubesched.framework.handle import StaticClusterLister
 from kubesched.framework.registry import Registry
 from kubesched.objects.pod import Pod
-from kubesched.sim.simulator import Simulator
+from kubesched.sim.dra import keep_claims_listed
+from kubesched.sim.draworkloads import (
+    DRA_WORKLOADS,
+    STEADY_STATE_BATCH,
+    STEADY_STATE_WORKLOADS,
+    dra_objects,
+)
+from kubesched.sim.simulator import Placement, Simulator
 from kubesched.sim.workloads import make_cluster, make_pods, make_storage
 
 
@@ -58,6 +67,33 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def _steady_state(
+    sim: Simulator,
+    standing: list[Placement],
+    measured: list[Pod],
+    observe: Callable[[Pod, float], None],
+) -> list[Placement]:
+    """Schedule ``measured`` in batches; after each, the oldest pods end (deleted with
+    their claims, as the resource-claim controller and the garbage collector would) so
+    that as many pods hold devices as when measuring began (scheduler_perf's steady
+    state)."""
+    running = deque(p for p in standing if p.node is not None)
+    population = len(running)
+    out: list[Placement] = []
+    for start in range(0, len(measured), STEADY_STATE_BATCH):
+        done = sim.run(measured[start : start + STEADY_STATE_BATCH], observe)
+        out.extend(done)
+        running.extend(p for p in done if p.node is not None)
+        while len(running) > population:
+            ended = running.popleft()
+            pod = ended.pod.evolve(node_name=ended.node)
+            sim.delete_pod(pod, "Completed")
+            for name in pod.resource_claim_statuses.values():
+                if name is not None:
+                    sim.api.delete(RESOURCE_CLAIMS, name, pod.namespace)
+    return out
+
+
 def run_bench(
     workload: str,
     nodes: int,
@@ -76,17 +112,22 @@ def run_bench(
     """
     started = time.perf_counter()
     cluster = make_cluster(workload, nodes)
-    storage = make_storage(workload, cluster, {"init": init_pods, "pod": pods})
+    sizes = {"init": init_pods, "pod": pods}
+    storage = make_storage(workload, cluster, sizes)
+    dra, claims = dra_objects(workload, cluster, sizes) if workload in DRA_WORKLOADS else ([], [])
     sim = Simulator(
         cluster,
         (),
         every_node_config(config),
         registry,
-        cluster=StaticClusterLister(storage=storage),
+        cluster=StaticClusterLister(storage=storage, dra=dra),
         seed=seed,
         columnar=columnar,
     )
-    sim.run(list(make_pods(workload, init_pods, "init")))
+    keep_claims_listed(sim)
+    for claim in claims:
+        sim.api.add(RESOURCE_CLAIMS, claim)
+    standing = sim.run(list(make_pods(workload, init_pods, "init")))
     measured = list(make_pods(workload, pods, "pod"))
     setup = time.perf_counter() - started
     latencies: list[float] = []
@@ -97,7 +138,10 @@ def run_bench(
             progress(len(latencies), pods)
 
     started = time.perf_counter()
-    placements = sim.run(measured, observe)
+    if workload in STEADY_STATE_WORKLOADS:
+        placements = _steady_state(sim, standing, measured, observe)
+    else:
+        placements = sim.run(measured, observe)
     elapsed = time.perf_counter() - started
     scheduled = sum(1 for p in placements if p.node is not None)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

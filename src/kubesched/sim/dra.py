@@ -25,7 +25,7 @@ from kubesched.objects.workloadpods import Names
 from kubesched.sim.files import ClusterObjects
 from kubesched.sim.simulator import Simulator
 
-__all__ = ["attach_claims", "dra_objects", "make_template_claims"]
+__all__ = ["attach_claims", "dra_objects", "keep_claims_listed", "make_template_claims"]
 
 
 def make_template_claims(cluster: ClusterObjects, pods: Sequence[Pod], names: Names) -> list[Pod]:
@@ -71,6 +71,14 @@ def dra_objects(cluster: ClusterObjects) -> list[Any]:
 def attach_claims(sim: Simulator, cluster: ClusterObjects) -> None:
     """Put the cluster's claims in the simulator's API store and keep its lister's claims
     in step with every write to them."""
+    keep_claims_listed(sim)
+    for raw in cluster.resource_claims_raw:
+        sim.api.add(RESOURCE_CLAIMS, raw)
+
+
+def keep_claims_listed(sim: Simulator) -> None:
+    """Copy every write to a claim in the simulator's API store to its cluster lister,
+    as the informer would."""
     lister = sim.cluster
 
     def changed(resource: APIResource, old: RawObject | None, new: RawObject | None) -> None:
@@ -82,5 +90,3 @@ def attach_claims(sim: Simulator, cluster: ClusterObjects) -> None:
             lister.delete_dra(ResourceClaim.from_dict(old))
 
     sim.api.on_change(changed)
-    for raw in cluster.resource_claims_raw:
-        sim.api.add(RESOURCE_CLAIMS, raw)

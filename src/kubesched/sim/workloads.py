@@ -48,6 +48,7 @@ from kubesched.objects.storage import (
     Volume,
 )
 from kubesched.objects.storage.sources import AWS_EBS_PLUGIN
+from kubesched.sim.draworkloads import DRA_WORKLOADS, with_claims
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 WORKLOADS = (
@@ -59,6 +60,7 @@ WORKLOADS = (
     "in-tree-pvs",
     "migrated-in-tree-pvs",
     "csi-pvs",
+    *DRA_WORKLOADS,
 )
 #: The workloads whose pods each claim a pre-bound PersistentVolume.
 VOLUME_WORKLOADS = ("in-tree-pvs", "migrated-in-tree-pvs", "csi-pvs")
@@ -79,6 +81,10 @@ DEFAULT_SIZES = {
     "in-tree-pvs": (5000, 5000, 1000),
     "migrated-in-tree-pvs": (5000, 5000, 1000),
     "csi-pvs": (5000, 5000, 1000),
+    # The dra cases' 5000pods_500nodes: 2,500 initial pods, 2,500 measured.
+    "dra-claim-template": (500, 2500, 2500),
+    "dra-steady-state": (500, 2500, 2500),
+    "dra-shared-claim": (500, 2500, 2500),
 }
 
 
@@ -204,6 +210,9 @@ _MAKERS: dict[str, Callable[[str], Pod]] = {
     "in-tree-pvs": _basic,
     "migrated-in-tree-pvs": _basic,
     "csi-pvs": _basic,
+    "dra-claim-template": _basic,
+    "dra-steady-state": _basic,
+    "dra-shared-claim": _basic,
 }
 
 
@@ -223,7 +232,9 @@ def make_pods(workload: str, count: int, prefix: str) -> Iterator[Pod]:
     claims = workload in VOLUME_WORKLOADS
     for i in range(count):
         name = f"{prefix}-{i}"
-        if claims:
+        if workload in DRA_WORKLOADS:
+            yield with_claims(workload, template, prefix, i)
+        elif claims:
             volume = Volume("vol", "persistentVolumeClaim", claim_name(prefix, i))
             yield template.evolve(name=name, uid=name, volumes=(volume,))
         else:

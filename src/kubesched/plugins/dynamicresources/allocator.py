@@ -21,7 +21,7 @@ A problem with a claim or class (a CEL runtime error, a missing class, a constra
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,6 +251,8 @@ class Unsatisfied:
     #: The node's pools that cannot be used (incomplete, invalid), with why.
     skipped_pools: tuple[str, ...] = ()
     constraint: bool = False
+    #: The index of ``claim`` among the claims allocated together.
+    claim_index: int = 0
 
     def __str__(self) -> str:
         text = (
@@ -272,7 +274,7 @@ class Allocator:
     def __init__(
         self,
         claims: Sequence[ResourceClaim],
-        allocated: Set[DeviceID],
+        allocated: Container[DeviceID],
         device_class: Callable[[str], DeviceClass | None],
         pools_for: Callable[[str, Mapping[str, str]], list[Pool]],
         timeout: float | None = None,
@@ -638,6 +640,7 @@ class _Run:
             if p.incomplete or p.invalid
         )
         return Unsatisfied(
+            claim_index=ci,
             claim=self.claims[ci].key,
             request=data.name,
             wanted=data.num_devices,

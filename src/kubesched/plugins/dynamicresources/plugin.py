@@ -22,10 +22,15 @@ No Score, as in 1.34. Features that are alpha and off in 1.34 are refused by nam
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 from kubesched.framework.apiclient import RESOURCE_CLAIMS, APIError, Conflict, retry_on_conflict
 from kubesched.framework.args import ArgsError
@@ -51,6 +56,7 @@ from kubesched.framework.interface import (
     Status,
 )
 from kubesched.framework.types import NodeInfo, NodeToStatus
+from kubesched.framework.vector import NodeVerdicts, VectorFilterPlugin
 from kubesched.objects.dra.claims import ResourceClaim
 from kubesched.objects.dra.podclaims import ClaimNameError, resolve_claim_name
 from kubesched.objects.dra.slices import Pool, SliceIndex
@@ -78,6 +84,9 @@ __all__ = [
     "DynamicResources",
     "new",
 ]
+
+if TYPE_CHECKING:
+    from kubesched.framework.columns import NodeTable
 
 NAME = names.DYNAMIC_RESOURCES
 _STATE_KEY = NAME
@@ -117,6 +126,11 @@ class _State:
     unsatisfied: dict[str, Unsatisfied] = field(default_factory=dict)
     #: Set by Reserve, written by PreBind: claim index → allocation.
     allocations: dict[int, Allocation] = field(default_factory=dict)
+    #: What the claims to allocate ask for, without their names: pods whose claims were
+    #: made from one template share it, and so share one node's allocation.
+    signature: Any = None
+    #: The devices other claims hold, by (driver, pool).
+    in_use: Mapping[tuple[str, str], frozenset[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def clone(self) -> _State:
@@ -163,6 +177,11 @@ class DynamicResources:
         self._slice_index = SliceIndex(())
         #: node name → (its labels, its pools) for the current slices.
         self._pools: dict[str, tuple[Mapping[str, str], list[Pool]]] = {}
+        #: (claims' signature, node) → (pools, devices in use, allocations, why not).
+        self._results: dict[
+            tuple[Any, str],
+            tuple[list[Pool], tuple[Any, ...], list[Allocation] | None, Unsatisfied | None],
+        ] = {}
 
     # --- queueing ------------------------------------------------------------------
 
@@ -272,13 +291,17 @@ class DynamicResources:
         s.claims = claims
         if s.to_allocate:
             timeout = self.args.filter_timeout or None
+            allocated = self.manager.allocated_devices()
+            to_allocate = [claims[i] for i in s.to_allocate]
             s.allocator = Allocator(
-                [claims[i] for i in s.to_allocate],
-                self.manager.allocated_devices(),
+                to_allocate,
+                allocated,
                 self.handle.cluster.device_class,
                 self._pools_for,
                 timeout=timeout,
             )
+            s.in_use = allocated.by_pool
+            s.signature = _signature(to_allocate, self.handle.cluster.dra_version())
         return None, None
 
     def _validate_device_class(self, class_name: str, request_name: str) -> Status | None:
@@ -325,7 +348,7 @@ class DynamicResources:
         allocations: list[Allocation] | None = None
         if s.allocator is not None:
             try:
-                allocations, why = s.allocator.allocate(node.name, node.labels)
+                allocations, why = self._allocate(s, node.name, node.labels)
             except AllocationTimeout:
                 return Status.unresolvable(ERR_TIMED_OUT)
             except AllocationError as err:
@@ -342,6 +365,47 @@ class DynamicResources:
             if allocations is not None:
                 s.node_allocations[node.name] = allocations
         return None
+
+    def _allocate(
+        self, s: _State, node_name: str, labels: Mapping[str, str]
+    ) -> tuple[list[Allocation] | None, Unsatisfied | None]:
+        """The node's allocation, searched once per kind of claims and state of the
+        node: the search depends only on what the claims ask for (their signature),
+        the node's pools and which of their devices are in use; claims made from one
+        template ask for the same, so the next pod's Filter reuses the result."""
+        assert s.allocator is not None
+        pools = self._pools_for(node_name, labels)
+        in_use = tuple(s.in_use.get(p.id) for p in pools)
+        key = (s.signature, node_name)
+        hit = self._results.get(key)
+        if hit is not None and hit[0] is pools and hit[1] == in_use:
+            allocations, why = hit[2], hit[3]
+        else:
+            allocations, why = s.allocator.allocate(node_name, labels)
+            if len(self._results) >= _RESULTS_KEPT:
+                self._results.clear()
+            self._results[key] = (pools, in_use, allocations, why)
+        if why is not None:
+            claim = s.allocator.claims[why.claim_index]
+            if why.claim != claim.key:
+                why = dataclasses.replace(why, claim=claim.key)
+        return allocations, why
+
+    def filter_nodes(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: npt.NDArray[np.int64]
+    ) -> NodeVerdicts | None:
+        """``filter`` for the nodes at ``rows`` (one call instead of one per node)."""
+        s: _State | None = state.get(_STATE_KEY)
+        if s is not None and not s.claims:
+            return None
+        infos = self.handle.snapshot.list()
+        codes = np.zeros(len(rows), dtype=np.int16)
+        seen: dict[Status, int] = {}
+        for i, row in enumerate(rows.tolist()):
+            status = self.filter(state, pod, infos[row])
+            if status is not None:
+                codes[i] = seen.setdefault(status, len(seen) + 1)
+        return NodeVerdicts(codes, tuple(seen)) if seen else None
 
     def unsatisfied(self, state: CycleState, node_name: str) -> Unsatisfied | None:
         """Why the last Filter of ``node_name`` found no allocation (for ``explain``)."""
@@ -534,6 +598,22 @@ class _BindError(Exception):
     """A PreBind failure that is not worth retrying here (upstream's wrapped errors)."""
 
 
+#: How many (claims, node) search results Filter keeps.
+_RESULTS_KEPT = 100_000
+
+
+def _signature(claims: Sequence[ResourceClaim], classes_version: int) -> Any:
+    """What a search depends on in ``claims``: requests, constraints and configuration
+    (not names), and the version of the classes and slices."""
+    return (
+        classes_version,
+        tuple(
+            (c.requests, c.constraints, json.dumps(c.config, sort_keys=True, default=str))
+            for c in claims
+        ),
+    )
+
+
 def _status(claim: ResourceClaim) -> tuple[object, ...]:
     return (claim.allocated, claim.results, claim.allocation_node_selector, claim.reserved_for)
 
@@ -546,7 +626,8 @@ _checks: tuple[
     type[ReservePlugin],
     type[PreBindPreFlightPlugin],
     type[EnqueueExtensions],
-] = (DynamicResources,) * 7
+    type[VectorFilterPlugin],
+] = (DynamicResources,) * 8
 
 
 def new(args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:
