@@ -175,8 +175,8 @@ class DynamicResources:
         self.manager = manager_for(handle.cluster)
         self._slices_version: int | None = None
         self._slice_index = SliceIndex(())
-        #: node name → (its labels, its pools) for the current slices.
-        self._pools: dict[str, tuple[Mapping[str, str], list[Pool]]] = {}
+        #: node name → (its labels, its pools, their ids) for the current slices.
+        self._pools: dict[str, tuple[Mapping[str, str], list[Pool], tuple[Any, ...]]] = {}
         #: (claims' signature, node) → (pools, devices in use, allocations, why not).
         self._results: dict[
             tuple[Any, str],
@@ -313,18 +313,22 @@ class DynamicResources:
             )
         return None
 
-    def _pools_for(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
-        """The node's pools, kept until a slice or class changes."""
+    def _refresh_slices(self) -> None:
+        """Index the slices again (and forget the pools kept) if one changed."""
         version = self.handle.cluster.dra_version()
         if version != self._slices_version:
             self._slice_index = SliceIndex(self.handle.cluster.resource_slices())
             self._pools = {}
             self._slices_version = version
+
+    def _pools_for(self, node_name: str, labels: Mapping[str, str]) -> list[Pool]:
+        """The node's pools, kept until a slice or class changes."""
+        self._refresh_slices()
         cached = self._pools.get(node_name)
         if cached is not None and cached[0] == labels:
             return cached[1]
         pools = self._slice_index.pools(node_name, labels)
-        self._pools[node_name] = (labels, pools)
+        self._pools[node_name] = (labels, pools, tuple(p.id for p in pools))
         return pools
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -375,7 +379,7 @@ class DynamicResources:
         template ask for the same, so the next pod's Filter reuses the result."""
         assert s.allocator is not None
         pools = self._pools_for(node_name, labels)
-        in_use = tuple(s.in_use.get(p.id) for p in pools)
+        in_use = tuple(map(s.in_use.get, self._pools[node_name][2]))
         key = (s.signature, node_name)
         hit = self._results.get(key)
         if hit is not None and hit[0] is pools and hit[1] == in_use:
@@ -385,23 +389,46 @@ class DynamicResources:
             if len(self._results) >= _RESULTS_KEPT:
                 self._results.clear()
             self._results[key] = (pools, in_use, allocations, why)
-        if why is not None:
-            claim = s.allocator.claims[why.claim_index]
-            if why.claim != claim.key:
-                why = dataclasses.replace(why, claim=claim.key)
         return allocations, why
 
     def filter_nodes(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: npt.NDArray[np.int64]
     ) -> NodeVerdicts | None:
-        """``filter`` for the nodes at ``rows`` (one call instead of one per node)."""
+        """``filter`` for the nodes at ``rows`` (one call instead of one per node). The
+        common case — claims to allocate, none allocated already — looks each node's
+        search result up without the per-node call."""
         s: _State | None = state.get(_STATE_KEY)
         if s is not None and not s.claims:
             return None
         infos = self.handle.snapshot.list()
         codes = np.zeros(len(rows), dtype=np.int16)
         seen: dict[Status, int] = {}
+        if s is None or s.allocator is None or any(a is not None for a in s.available_on):
+            for i, row in enumerate(rows.tolist()):
+                status = self.filter(state, pod, infos[row])
+                if status is not None:
+                    codes[i] = seen.setdefault(status, len(seen) + 1)
+            return NodeVerdicts(codes, tuple(seen)) if seen else None
+        self._refresh_slices()
+        pools_kept, results, in_use = self._pools, self._results, s.in_use
+        signature = s.signature
+        cannot = Status.unresolvable(ERR_CANNOT_ALLOCATE)
         for i, row in enumerate(rows.tolist()):
+            node = infos[row].node
+            name = node.name
+            kept = pools_kept.get(name)
+            hit = results.get((signature, name))
+            if kept is not None and hit is not None and kept[0] == node.labels:
+                pools = kept[1]
+                if hit[0] is pools and hit[1] == tuple(map(in_use.get, kept[2])):
+                    allocations, why = hit[2], hit[3]
+                    if allocations is None:
+                        codes[i] = seen.setdefault(cannot, len(seen) + 1)
+                        if why is not None:
+                            s.unsatisfied[name] = why
+                    else:
+                        s.node_allocations[name] = allocations
+                    continue
             status = self.filter(state, pod, infos[row])
             if status is not None:
                 codes[i] = seen.setdefault(status, len(seen) + 1)
@@ -410,7 +437,12 @@ class DynamicResources:
     def unsatisfied(self, state: CycleState, node_name: str) -> Unsatisfied | None:
         """Why the last Filter of ``node_name`` found no allocation (for ``explain``)."""
         s: _State | None = state.get(_STATE_KEY)
-        return None if s is None else s.unsatisfied.get(node_name)
+        why = None if s is None else s.unsatisfied.get(node_name)
+        if why is None or s is None or s.allocator is None:
+            return why
+        # Kept from another pod's search with claims of the same kind: name this one's.
+        claim = s.allocator.claims[why.claim_index]
+        return why if why.claim == claim.key else dataclasses.replace(why, claim=claim.key)
 
     # --- PostFilter ----------------------------------------------------------------
 
