@@ -183,3 +183,14 @@ def test_explain_with_dynamic_resources_alone(
     assert {n["name"]: n["reason"] for n in data["nodes"]} == verdicts
     for n in data["nodes"]:
         assert n["rejectedBy"] == ("DynamicResources" if n["reason"] else None)
+    if verdicts.get("node-a") == "cannot allocate all claims":
+        # Which request node-a could not satisfy, and why (it has no devices).
+        (node_a,) = [n for n in data["nodes"] if n["name"] == "node-a"]
+        assert node_a["detail"] == (
+            f"claim default/{CLAIM}, request req-1: wants 1 device(s), 0 on the node match "
+            "its selectors, 0 of them in use"
+        )
+        assert main(argv) == 0
+        assert f"DynamicResources: cannot allocate all claims ({node_a['detail']})" in (
+            capsys.readouterr().out
+        )

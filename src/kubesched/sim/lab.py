@@ -310,26 +310,31 @@ def _explain_in(
         message = err.status.message
         diagnosis = None
     nodes = []
+    detailed = {p.name: p for p in fwk.plugins_at("filter") if hasattr(p, "explain_detail")}
     for info in document.ordered(snapshot, order):
         name = info.name
         feasible = name in totals or name == chosen
         status = None
         if not feasible and diagnosis is not None:
             status = diagnosis.node_to_status.get(name)
-        nodes.append(
-            {
-                "name": name,
-                "feasible": feasible,
-                "rejectedBy": (status.plugin or None) if status is not None else None,
-                "reason": (status.message or None) if status is not None else None,
-                "scores": {
-                    plugin: per_node[name]
-                    for plugin, per_node in scores.items()
-                    if name in per_node
-                },
-                "score": totals.get(name) if feasible else None,
-            }
-        )
+        node: dict[str, Any] = {
+            "name": name,
+            "feasible": feasible,
+            "rejectedBy": (status.plugin or None) if status is not None else None,
+            "reason": (status.message or None) if status is not None else None,
+            "scores": {
+                plugin: per_node[name] for plugin, per_node in scores.items() if name in per_node
+            },
+            "score": totals.get(name) if feasible else None,
+        }
+        # A plugin may say more than its reason: DynamicResources names the request a
+        # node could not satisfy and why.
+        explainer = detailed.get(status.plugin) if status is not None else None
+        if explainer is not None:
+            detail = explainer.explain_detail(state, name)
+            if detail:
+                node["detail"] = detail
+        nodes.append(node)
     return {
         "pod": pod.key,
         "owner": _owner(owners.get(pod.key)),

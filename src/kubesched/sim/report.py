@@ -70,6 +70,8 @@ def explain_table(data: dict[str, Any]) -> str:
     rows = []
     for n in data["nodes"]:
         verdict = "feasible" if n["feasible"] else f"{n['rejectedBy'] or '-'}: {n['reason'] or ''}"
+        if n.get("detail"):
+            verdict += f" ({n['detail']})"
         scores = [str(n["scores"].get(p, "")) for p in plugins]
         total = "" if n["score"] is None else str(n["score"])
         chosen = "*" if n["name"] == data["node"] else ""

@@ -434,6 +434,11 @@ class DynamicResources:
                 codes[i] = seen.setdefault(status, len(seen) + 1)
         return NodeVerdicts(codes, tuple(seen)) if seen else None
 
+    def explain_detail(self, state: CycleState, node_name: str) -> str | None:
+        """For ``explain``: which request the node could not satisfy and why."""
+        why = self.unsatisfied(state, node_name)
+        return None if why is None else str(why)
+
     def unsatisfied(self, state: CycleState, node_name: str) -> Unsatisfied | None:
         """Why the last Filter of ``node_name`` found no allocation (for ``explain``)."""
         s: _State | None = state.get(_STATE_KEY)
