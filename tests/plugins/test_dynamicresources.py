@@ -638,3 +638,17 @@ def test_filter_nodes_gives_the_per_node_answers() -> None:
         f"claim {NS}/{CLAIM}, request req-1: wants 1 device(s), 1 on the node match its "
         "selectors, 1 of them in use"
     )
+
+
+def test_is_schedulable_after_resource_slice_change() -> None:
+    plugin = _hint_plugin([pending_claim().obj()])
+    s = ResourceSlice.from_dict(worker_slice())
+    assert (
+        plugin.is_schedulable_after_resource_slice_change(pod_with_claim_name(), None, s)
+        == QueueingHint.QUEUE
+    )
+    waiting = pod_with_claim_template(in_status=False)
+    assert (
+        plugin.is_schedulable_after_resource_slice_change(waiting, None, s)
+        == QueueingHint.QUEUE_SKIP
+    )

@@ -208,9 +208,10 @@ class DynamicResources:
             ClusterEventWithHint(
                 ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
             ),
-            # New or republished devices.
+            # New or republished devices, for a pod whose claims are all there.
             ClusterEventWithHint(
-                ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)
+                ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE),
+                self.is_schedulable_after_resource_slice_change,
             ),
         )
 
@@ -232,6 +233,14 @@ class DynamicResources:
         if _status(original) == _status(new):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+
+    def is_schedulable_after_resource_slice_change(
+        self, pod: Pod, old: object, new: object
+    ) -> QueueingHint:
+        """Queue when the pod's claims all exist (new devices cannot help a pod still
+        waiting for its claims)."""
+        _, reason = pod_claims_error(pod, self.manager)
+        return QueueingHint.QUEUE_SKIP if reason is not None else QueueingHint.QUEUE
 
     def is_schedulable_after_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when the pod itself changed so that all its claims can be found."""
