@@ -376,7 +376,9 @@ def may_start(ctx: ControllerContext) -> Any:
     """The kubelet's hook (a factory for ``ControllerOptions.may_start``): a pod with
     claims starts once all are allocated and reserved for it, as the kubelet's DRA
     manager prepares the devices before the containers start."""
-    claims = ctx.informers.informer(RESOURCE_CLAIMS)
+    # Optional: against a server without resource.k8s.io the kubelet still runs pods
+    # (those with claims wait, as they cannot be allocated there).
+    claims = ctx.informers.informer(RESOURCE_CLAIMS, optional=True)
 
     def hook(pod: RawObject) -> str | None:
         if not (pod.get("spec") or {}).get("resourceClaims"):

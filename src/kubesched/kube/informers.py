@@ -32,12 +32,16 @@ class SharedInformerFactory:
         self.watch_timeout = watch_timeout
         self._informers: dict[tuple[str, str, str], Informer[RawObject]] = {}
 
-    def informer(self, resource: Resource[Any]) -> Informer[RawObject]:
-        """The shared informer of ``resource``'s collection (made on first request)."""
+    def informer(self, resource: Resource[Any], optional: bool = False) -> Informer[RawObject]:
+        """The shared informer of ``resource``'s collection (made on first request).
+        ``optional``: made by a consumer that copes with a server not serving it (the
+        store then stays empty and counts as synced; see ``Informer``)."""
         key = (resource.group, resource.version, resource.plural)
         informer = self._informers.get(key)
         if informer is None:
-            informer = Informer(self.client, resource.raw, watch_timeout=self.watch_timeout)
+            informer = Informer(
+                self.client, resource.raw, watch_timeout=self.watch_timeout, optional=optional
+            )
             self._informers[key] = informer
         return informer
 
