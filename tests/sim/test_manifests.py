@@ -164,9 +164,12 @@ def test_stateful_set_pods_have_stable_identities(
 
 
 def test_stateful_set_pods_wait_for_a_class_that_does_not_exist(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    data, _ = simulate(capsys, DATA / "web-statefulset.yaml")
+    # The cluster's files have StorageClasses, but not the one the claims name.
+    other = dict(MY_STORAGE_CLASS, metadata={"name": "other"})
+    storage = write(tmp_path / "class.yaml", other)
+    data, _ = simulate(capsys, DATA / "web-statefulset.yaml", storage)
     assert [p["node"] for p in data["placements"]] == [None, None, None]
     for placement in data["placements"]:
         # A claim whose class does not exist binds Immediately (upstream's
@@ -174,6 +177,21 @@ def test_stateful_set_pods_wait_for_a_class_that_does_not_exist(
         assert placement["message"].startswith(
             "0/7 nodes are available: pod has unbound immediate PersistentVolumeClaims."
         )
+
+
+def test_without_storage_classes_the_classes_claims_name_are_assumed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Files that say nothing of storage: the documentation's StatefulSet is placed as
+    # on a cluster that has its class, and the assumption is said on stderr.
+    data, err = simulate(capsys, DATA / "web-statefulset.yaml")
+    assert [p["pod"] for p in data["placements"] if p["node"]] == [
+        f"default/web-{i}" for i in range(3)
+    ]
+    assert sorted(ZONES[p["node"]] for p in data["placements"]) == ["a", "b", "c"]
+    (line,) = [line for line in err.splitlines() if "StorageClass" in line]
+    assert 'StatefulSet "default/web" has claim templates and no file has a StorageClass' in line
+    assert '"my-storage-class", "standard"' in line
 
 
 def test_daemon_set_runs_on_every_eligible_node(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,6 +24,7 @@ from kubesched.objects.policy import Workload
 from kubesched.objects.statefulset import POD_INDEX_LABEL
 from kubesched.objects.statefulset import claims as stateful_claims
 from kubesched.objects.storage import PersistentVolumeClaim, StorageClass
+from kubesched.objects.storage.storageclass import ANN_DEFAULT_CLASS
 from kubesched.objects.workloadpods import (
     COMPLETION_INDEX,
     Expansion,
@@ -104,6 +105,8 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
         ),
         None,
     )
+    if default_class is None:
+        default_class = _assume_default_class(loaded)
     for objs in loaded:
         inserted = 0
         for manifest in objs.manifests:
@@ -140,6 +143,67 @@ def expand_manifests(loaded: Sequence[ClusterObjects], nodes: Sequence[Node], na
             inserted += len(pods)
     if problems:
         raise InputError(*problems)
+
+
+#: The class assumed when no file holds a StorageClass: the embedded cluster's (and
+#: kind's) default, node-local volumes provisioned where the first consumer goes.
+ASSUMED_DEFAULT_CLASS = "standard"
+
+
+def _assume_default_class(loaded: Sequence[ClusterObjects]) -> str | None:
+    """With no StorageClass in any file, the files say nothing of the cluster's storage,
+    and a StatefulSet's claims would stay unbound forever ("pod has unbound immediate
+    PersistentVolumeClaims") although nearly every cluster has a default class and the
+    classes its manifests name. So assume them: a default ``standard`` and every class a
+    claim or claim template names, each WaitForFirstConsumer with node-local volumes as
+    the embedded cluster's ``standard``, added to the file of the first StatefulSet with
+    claim templates, with one warning naming them. None (nothing assumed) when a file has
+    a StorageClass (its owner decided) or no StatefulSet asks for claims."""
+    if any(isinstance(o, StorageClass) for objs in loaded for o in objs.storage):
+        return None
+    named = {
+        o.storage_class_name
+        for objs in loaded
+        for o in objs.storage
+        if isinstance(o, PersistentVolumeClaim) and o.storage_class_name
+    }
+    first: tuple[ClusterObjects, Manifest] | None = None
+    for objs in loaded:
+        for manifest in objs.manifests:
+            if manifest.kind != "StatefulSet":
+                continue
+            templates = (manifest.obj.get("spec") or {}).get("volumeClaimTemplates") or []
+            for template in templates:
+                name = ((template or {}).get("spec") or {}).get("storageClassName")
+                if isinstance(name, str) and name:
+                    named.add(name)
+            if templates and first is None:
+                first = (objs, manifest)
+    if first is None:
+        return None
+    objs, manifest = first
+    for name in sorted(named | {ASSUMED_DEFAULT_CLASS}):
+        meta: dict[str, Any] = {"name": name}
+        if name == ASSUMED_DEFAULT_CLASS:
+            meta["annotations"] = {ANN_DEFAULT_CLASS: "true"}
+        raw: dict[str, Any] = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": meta,
+            "provisioner": "local.csi.kubesched.io",
+            "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+        objs.storage.append(StorageClass.from_dict(raw))
+        objs.storage_raw.append(raw)
+    classes = ", ".join(f'"{n}"' for n in sorted(named | {ASSUMED_DEFAULT_CLASS}))
+    objs.warnings.append(
+        f'{manifest.where}: StatefulSet "{manifest.key}" has claim templates and no file '
+        f"has a StorageClass: assuming the classes {classes} (default "
+        f'"{ASSUMED_DEFAULT_CLASS}"; WaitForFirstConsumer, node-local volumes, as the '
+        "embedded cluster's); put StorageClasses in the cluster file to say otherwise"
+    )
+    return ASSUMED_DEFAULT_CLASS
 
 
 def _add_claims(
