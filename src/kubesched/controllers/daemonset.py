@@ -41,19 +41,18 @@ from kubesched.controllers.controller_utils import (
     update_status,
 )
 from kubesched.controllers.history import (
-    CONTROLLER_REVISIONS,
     LocalRevisions,
     RevisionHistory,
     RevisionStore,
-    ServedRevisions,
     new_revision,
     next_revision,
     revision_number,
+    served_history,
     sort_revisions,
 )
 from kubesched.controllers.manager import ControllerContext
 from kubesched.controllers.ownerindex import OwnerIndex, object_key
-from kubesched.controllers.statefulset import revision_patch, served
+from kubesched.controllers.statefulset import revision_patch
 from kubesched.kube import Client, Conflict, Informer, KubeError, NotFound
 from kubesched.kube.record import EventRecorder
 from kubesched.kube.resources import NODES, PODS, RawObject, Resource
@@ -300,17 +299,9 @@ class DaemonSetController:
             await informer.has_synced.wait()
         own_informer: Informer[RawObject] | None = None
         if self._discover:
-            if await served(self.client, "apps/v1", "controllerrevisions"):
-                own_informer = Informer(self.client, CONTROLLER_REVISIONS)
-                own_informer.start()
-                await own_informer.has_synced.wait()
-                self.history = RevisionHistory(ServedRevisions(self.client, own_informer))
-            else:
-                log.warning(
-                    "%s: the API server does not serve controllerrevisions: revisions are "
-                    "kept in memory",
-                    NAME,
-                )
+            found = await served_history(self.client, NAME)
+            if found is not None:
+                self.history, own_informer = found
         try:
             await run_workers(self.queue, self.sync, NAME, self.workers)
         finally:

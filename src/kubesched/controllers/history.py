@@ -13,13 +13,14 @@ revision; it is lost on restart and kubectl cannot see it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kubesched.kube import AlreadyExists, Client, Informer, NotFound
+from kubesched.kube import AlreadyExists, Client, Informer, KubeError, NotFound
 from kubesched.kube.resources import RawObject, Resource
 
 __all__ = [
@@ -32,6 +33,8 @@ __all__ = [
     "new_revision",
     "next_revision",
     "revision_number",
+    "served",
+    "served_history",
     "sort_revisions",
 ]
 
@@ -247,3 +250,39 @@ class RevisionHistory:
                 return existing, False
             log.info("revision %s collides (collisionCount %d)", meta["name"], collisions)
             return revision, True
+
+
+async def served(client: Client, group_version: str, plural: str, controller: str) -> bool:
+    """Whether the server's discovery lists ``plural`` in ``group_version`` (asked again
+    every second while the server fails to answer). **controller**: who asks, for the
+    log."""
+    path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
+    while True:
+        try:
+            found = await client.request("GET", path)
+        except NotFound:
+            return False
+        except KubeError as exc:
+            log.info("%s: discovery of %s failed, asking again: %s", controller, path, exc)
+            await asyncio.sleep(1.0)
+            continue
+        return any(r.get("name") == plural for r in found.get("resources") or ())
+
+
+async def served_history(
+    client: Client, controller: str
+) -> tuple[RevisionHistory, Informer[RawObject]] | None:
+    """The revision history kept on the server, with the ControllerRevision informer it
+    reads (started and synced here; the caller stops it), when the server serves
+    controllerrevisions; None, with a warning, when it does not (revisions then stay in
+    memory)."""
+    if not await served(client, "apps/v1", "controllerrevisions", controller):
+        log.warning(
+            "%s: the API server does not serve controllerrevisions: revisions are kept in memory",
+            controller,
+        )
+        return None
+    informer: Informer[RawObject] = Informer(client, CONTROLLER_REVISIONS)
+    informer.start()
+    await informer.has_synced.wait()
+    return RevisionHistory(ServedRevisions(client, informer)), informer

@@ -43,14 +43,13 @@ from kubesched.controllers.controller_utils import (
     update_status,
 )
 from kubesched.controllers.history import (
-    CONTROLLER_REVISIONS,
     LocalRevisions,
     RevisionHistory,
     RevisionStore,
-    ServedRevisions,
     equal_revision,
     new_revision,
     next_revision,
+    served_history,
     sort_revisions,
 )
 from kubesched.controllers.manager import ControllerContext
@@ -288,19 +287,12 @@ class StatefulSetController:
     async def _discover_served(self) -> Informer[RawObject] | None:
         """Ask discovery what the server serves (see the class docstring); returns the
         revisions informer started here, if any."""
-        informer: Informer[RawObject] | None = None
-        if self._discover:
-            if await served(self.client, "apps/v1", "controllerrevisions"):
-                informer = Informer(self.client, CONTROLLER_REVISIONS)
-                informer.start()
-                await informer.has_synced.wait()
-                self.history = RevisionHistory(ServedRevisions(self.client, informer))
-            else:
-                log.warning(
-                    "%s: the API server does not serve controllerrevisions: revisions are "
-                    "kept in memory",
-                    NAME,
-                )
+        if not self._discover:
+            return None
+        found = await served_history(self.client, NAME)
+        if found is None:
+            return None
+        self.history, informer = found
         return informer
 
     # --- event handlers ---------------------------------------------------------------
@@ -796,19 +788,3 @@ def start(ctx: ControllerContext) -> StatefulSetController:
         ctx.informers.informer(STATEFUL_SETS),
         ctx.informers.informer(PODS),
     )
-
-
-async def served(client: Client, group_version: str, plural: str) -> bool:
-    """Whether the server's discovery lists ``plural`` in ``group_version`` (asked again
-    every second while the server fails to answer)."""
-    path = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
-    while True:
-        try:
-            found = await client.request("GET", path)
-        except NotFound:
-            return False
-        except KubeError as exc:
-            log.info("%s: discovery of %s failed, asking again: %s", NAME, path, exc)
-            await asyncio.sleep(1.0)
-            continue
-        return any(r.get("name") == plural for r in found.get("resources") or ())
