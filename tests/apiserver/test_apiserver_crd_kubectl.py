@@ -5,7 +5,6 @@ where kubectl is not installed."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 import yaml
@@ -59,32 +58,6 @@ spec:
   minMember: 3
   queue: gold
 """
-
-
-@pytest.fixture(scope="module")
-def kubectl(apiserver, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("kubectl-cache")
-
-    def run(*args, stdin=None, check=True):
-        result = subprocess.run(
-            [
-                KUBECTL,
-                "--kubeconfig",
-                str(apiserver.kubeconfig_path),
-                "--cache-dir",
-                str(cache),
-                *args,
-            ],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed: {result.stderr}")
-        return result
-
-    return run
 
 
 def test_apply_get_and_delete_a_crd_and_its_custom_resources(kubectl):

@@ -7,12 +7,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from apiserver_builders import call
 from crd_builders import crd
+from kubectl_helpers import kubectl_runner
 
 from kubesched.apiserver import schemas
 
@@ -102,19 +102,8 @@ def test_every_document_lists_its_kinds_schemas_and_what_they_reference(apiserve
 
 @pytest.fixture(scope="module")
 def kubectl(apiserver, tmp_path_factory):
-    if KUBECTL is None:
-        pytest.skip("kubectl is not on PATH: install kubectl >= 1.27")
-    cache = tmp_path_factory.mktemp("kubectl-cache")
-
-    def run(*args):
-        result = subprocess.run(
-            [KUBECTL, "--kubeconfig", str(apiserver.kubeconfig_path), "--cache-dir", str(cache), *args],
-            capture_output=True, text=True, timeout=30,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-        return result.stdout
-
-    return run
+    run = kubectl_runner(apiserver.kubeconfig_path, tmp_path_factory.mktemp("kubectl-cache"))
+    return lambda *args: run(*args).stdout
 
 
 def test_kubectl_explain_reads_builtin_kinds(kubectl):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -37,32 +36,6 @@ def api(apiserver):
 @pytest.fixture(scope="module")
 def resource_api(api):
     return client.ResourceV1Api(api)
-
-
-@pytest.fixture(scope="module")
-def kubectl(apiserver, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("kubectl-cache")
-
-    def run(*args, stdin=None, check=True):
-        result = subprocess.run(
-            [
-                KUBECTL,
-                "--kubeconfig",
-                str(apiserver.kubeconfig_path),
-                "--cache-dir",
-                str(cache),
-                *list(args),
-            ],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        if check:
-            assert result.returncode == 0, result.stderr
-        return result
-
-    return run
 
 
 def _namespace(apiserver, name, labels=None):

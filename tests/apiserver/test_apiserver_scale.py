@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import urllib.error
 import urllib.request
 
 import pytest
 from crd_builders import GROUP, crd, crontab
+from kubectl_helpers import kubectl_runner
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
@@ -34,27 +34,8 @@ def api(apiserver):
 
 @pytest.fixture(scope="module")
 def kubectl(apiserver, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("kubectl-cache")
-
-    def run(*args, stdin=None):
-        result = subprocess.run(
-            [
-                KUBECTL,
-                "--kubeconfig",
-                str(apiserver.kubeconfig_path),
-                "--cache-dir",
-                str(cache),
-                *list(args),
-            ],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        assert result.returncode == 0, result.stderr
-        return result.stdout
-
-    return run
+    run = kubectl_runner(apiserver.kubeconfig_path, tmp_path_factory.mktemp("kubectl-cache"))
+    return lambda *args, stdin=None: run(*args, stdin=stdin).stdout
 
 
 def _raw(apiserver, method, path, body=None, content_type="application/json"):

@@ -7,7 +7,6 @@ module: default classes change what every later claim gets."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 
 import pytest
@@ -26,32 +25,6 @@ NO_RESIZE = (
     "only dynamically provisioned pvc can be resized and the storageclass that provisions "
     "the pvc must support resize"
 )
-
-
-@pytest.fixture(scope="module")
-def kubectl(apiserver, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("kubectl-cache")
-
-    def run(*args, stdin=None, check=True):
-        result = subprocess.run(
-            [
-                KUBECTL,
-                "--kubeconfig",
-                str(apiserver.kubeconfig_path),
-                "--cache-dir",
-                str(cache),
-                *args,
-            ],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        if check:
-            assert result.returncode == 0, result.stderr
-        return result
-
-    return run
 
 
 def claim(name, annotations=None, **spec):

@@ -6,10 +6,10 @@ the official client, and their Tables through kubectl."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 from apiserver_builders import SUBDOMAIN, call
+from kubectl_helpers import kubectl_runner
 from kubernetes import client, config
 
 KUBECTL = shutil.which("kubectl")
@@ -34,26 +34,8 @@ def api(apiserver):
 
 @pytest.fixture(scope="module")
 def kubectl(apiserver, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("kubectl-cache")
-
-    def run(*args):
-        result = subprocess.run(
-            [
-                KUBECTL,
-                "--kubeconfig",
-                str(apiserver.kubeconfig_path),
-                "--cache-dir",
-                str(cache),
-                *args,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        assert result.returncode == 0, result.stderr
-        return result.stdout.splitlines()
-
-    return run
+    run = kubectl_runner(apiserver.kubeconfig_path, tmp_path_factory.mktemp("kubectl-cache"))
+    return lambda *args: run(*args).stdout.splitlines()
 
 
 def causes_of(server, method, path, body, content_type="application/json"):

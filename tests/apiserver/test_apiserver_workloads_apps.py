@@ -5,7 +5,6 @@ the official client, defaults, validation, Tables, status, protobuf create and p
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,32 +30,6 @@ def api(apiserver):
     api_client = config.new_client_from_config(config_file=str(apiserver.kubeconfig_path))
     yield api_client
     api_client.close()
-
-
-@pytest.fixture(scope="module")
-def kubectl(apiserver, tmp_path_factory):
-    cache = tmp_path_factory.mktemp("kubectl-cache")
-
-    def run(*args, stdin=None, check=True):
-        result = subprocess.run(
-            [
-                KUBECTL,
-                "--kubeconfig",
-                str(apiserver.kubeconfig_path),
-                "--cache-dir",
-                str(cache),
-                *args,
-            ],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        if check:
-            assert result.returncode == 0, result.stderr
-        return result
-
-    return run
 
 
 def _template(labels, restart="Always", **spec):
