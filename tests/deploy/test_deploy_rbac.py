@@ -408,6 +408,9 @@ SCENARIO_INFORMERS = {
     "RESOURCE_CLAIMS",
     "RESOURCE_SLICES",
     "DEVICE_CLASSES",
+    # Gang and quota scheduling's listers (kube/schedulinglisters.py).
+    "POD_GROUPS",
+    "ELASTIC_QUOTAS",
 }
 #: Client methods that make no API call.
 NOT_API_CALLS = {"derive", "close"}
@@ -419,7 +422,11 @@ NOT_API_CALLS |= {"submit"}
 PLUGIN_CALL_METHODS = {"get", "update", "update_status"}
 SCHEDULER_CODE = ["scheduler", "framework", "plugins"]
 #: Modules outside those folders whose informers the scheduler runs.
-SCHEDULER_MODULES = ["kube/storagelisters.py", "kube/dralisters.py"]
+SCHEDULER_MODULES = [
+    "kube/storagelisters.py",
+    "kube/dralisters.py",
+    "kube/schedulinglisters.py",
+]
 
 
 def test_every_api_call_site_of_the_scheduler_is_covered_by_the_scenario() -> None:

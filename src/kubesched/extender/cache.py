@@ -3,8 +3,9 @@
 kube-scheduler sends a nodeCacheCapable extender only node names, and sends no extender
 any pod but the one being scheduled. With cluster access the server therefore keeps its
 own copy of what the plugins read: nodes, the pods bound to them (InterPodAffinity,
-PodTopologySpread and NodeResourcesFit count them), and the PDBs, namespaces and
-workloads of the framework's ``ClusterLister``.
+PodTopologySpread and NodeResourcesFit count them), and the PDBs, namespaces,
+workloads, storage, resource.k8s.io objects, PodGroups and ElasticQuotas of the
+framework's ``ClusterLister``.
 
 The snapshot over that copy is built once and then kept current: pod events add and
 remove pods on their node in place (a bind is the common event, and rebuilding 1,000
@@ -32,6 +33,7 @@ from kubesched.kube.resources import (
     SERVICES,
     STATEFUL_SETS,
 )
+from kubesched.kube.schedulinglisters import SchedulingListers
 from kubesched.kube.storagelisters import StorageListers
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -46,7 +48,7 @@ def _counted(pod: Pod) -> bool:
     return bool(pod.node_name) and not pod.is_terminal
 
 
-class ClusterCache(StorageListers, DRAListers):
+class ClusterCache(StorageListers, DRAListers, SchedulingListers):
     """Nodes, their pods, and the other objects plugins read; also a ``ClusterLister``.
 
     ``start()`` the informers, then ``synced`` tells when each has listed once (the
@@ -56,6 +58,7 @@ class ClusterCache(StorageListers, DRAListers):
     def __init__(self, client: Client) -> None:
         StorageListers.__init__(self, client)
         DRAListers.__init__(self, client)
+        SchedulingListers.__init__(self, client)
         self.node_informer: Informer[Node] = Informer(client, NODES)
         self.pod_informer: Informer[Pod] = Informer(client, PODS)
         self.pdb_informer: Informer[PodDisruptionBudget] = Informer(client, POD_DISRUPTION_BUDGETS)
@@ -83,6 +86,7 @@ class ClusterCache(StorageListers, DRAListers):
             *self.workload_informers,
             *self.storage_informers,
             *self.dra_informers,
+            *self.scheduling_informers,
         ]
 
     # --- running ----------------------------------------------------------------------

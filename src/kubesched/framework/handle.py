@@ -24,7 +24,9 @@ from kubesched.framework.nominator import Nominator
 from kubesched.framework.types import PodInfo
 from kubesched.objects.dra.claims import ResourceClaim
 from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
+from kubesched.objects.elasticquota import ElasticQuota
 from kubesched.objects.pod import Pod
+from kubesched.objects.podgroup import PodGroup
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
 from kubesched.objects.storage import (
     CSIDriver,
@@ -133,6 +135,20 @@ class ClusterLister(Protocol):
         keep what it derived from them (the devices they hold)."""
         ...
 
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        """The PodGroup ``namespace/name`` (scheduling.x-k8s.io), if known; None also
+        when the cluster does not serve PodGroups."""
+        ...
+
+    def pod_groups(self) -> Sequence[PodGroup]:
+        """Every PodGroup."""
+        ...
+
+    def elastic_quotas(self) -> Sequence[ElasticQuota]:
+        """Every ElasticQuota (scheduler-plugins allows one per namespace; when a
+        namespace has several, quota plugins take the first, as upstream does)."""
+        ...
+
 
 class ClusterClient(APIClient, Protocol):
     """The writes the default plugins make: bind a pod, delete a preemption victim; and
@@ -234,6 +250,8 @@ class StaticClusterLister:
         workloads: Iterable[Workload] = (),
         storage: Iterable[StorageObject] = (),
         dra: Iterable[DRAObject] = (),
+        pod_groups: Iterable[PodGroup] = (),
+        elastic_quotas: Iterable[ElasticQuota] = (),
     ) -> None:
         self._pdbs = list(pdbs)
         self._namespaces = {ns.name: ns.labels for ns in namespaces}
@@ -258,6 +276,8 @@ class StaticClusterLister:
             self.put(obj)
         for dra_obj in dra:
             self.put_dra(dra_obj)
+        self._pod_groups = {g.key: g for g in pod_groups}
+        self._elastic_quotas = {q.key: q for q in elastic_quotas}
 
     def _store(self, obj: StorageObject) -> tuple[dict[str, Any], str]:
         match obj:
@@ -352,6 +372,31 @@ class StaticClusterLister:
 
     def resource_claims_version(self) -> int:
         return self._claims_version
+
+    def put_pod_group(self, group: PodGroup) -> None:
+        """Add ``group``, or replace the PodGroup of its namespace and name."""
+        self._pod_groups[group.key] = group
+
+    def delete_pod_group(self, group: PodGroup) -> None:
+        """Remove the PodGroup of ``group``'s namespace and name, if present."""
+        self._pod_groups.pop(group.key, None)
+
+    def put_elastic_quota(self, quota: ElasticQuota) -> None:
+        """Add ``quota``, or replace the ElasticQuota of its namespace and name."""
+        self._elastic_quotas[quota.key] = quota
+
+    def delete_elastic_quota(self, quota: ElasticQuota) -> None:
+        """Remove the ElasticQuota of ``quota``'s namespace and name, if present."""
+        self._elastic_quotas.pop(quota.key, None)
+
+    def pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        return self._pod_groups.get(f"{namespace}/{name}")
+
+    def pod_groups(self) -> Sequence[PodGroup]:
+        return list(self._pod_groups.values())
+
+    def elastic_quotas(self) -> Sequence[ElasticQuota]:
+        return list(self._elastic_quotas.values())
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return self._pdbs

@@ -200,6 +200,10 @@ class EventResource(enum.StrEnum):
     NAMESPACE = "Namespace"
     POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
     PRIORITY_CLASS = "PriorityClass"
+    #: scheduler-plugins' custom resources (scheduling.x-k8s.io), for gang and quota
+    #: plugins' hints.
+    POD_GROUP = "PodGroup"
+    ELASTIC_QUOTA = "ElasticQuota"
     WILDCARD = "*"
 
 

@@ -175,11 +175,13 @@ class Informer(Generic[T]):
         """List, then watch and resume forever (until cancelled)."""
         delay = self.backoff_initial
         need_list = not self.resource_version
+        unserved = False  # said once, not every backoff_max, while not served
         while True:
             try:
                 if need_list:
                     await self._relist()
                     need_list = False
+                    unserved = False
                     delay = self.backoff_initial
                 if await self._watch_once():
                     delay = self.backoff_initial
@@ -198,7 +200,14 @@ class Informer(Generic[T]):
                     delay = min(delay * 2, self.backoff_max)
                     continue
                 # Not served: nothing to hold, nothing to wait for; look again later.
-                log.info("%s: not served (%s); listing again later", self.resource, exc)
+                log.log(
+                    logging.DEBUG if unserved else logging.INFO,
+                    "%s: not served (%s); listing again every %.0fs",
+                    self.resource,
+                    exc,
+                    self.backoff_max,
+                )
+                unserved = True
                 self.has_synced.set()
                 await asyncio.sleep(self.backoff_max)
             except (TransportError, ApiError) as exc:

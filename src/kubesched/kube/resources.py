@@ -18,8 +18,10 @@ from urllib.parse import quote
 
 from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
 from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
+from kubesched.objects.elasticquota import ElasticQuota
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod, scheduled_condition
+from kubesched.objects.podgroup import PodGroup
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, PriorityClass, Workload
 from kubesched.objects.storage import (
     CSIDriver,
@@ -38,6 +40,7 @@ __all__ = [
     "CSI_STORAGE_CAPACITIES",
     "CUSTOM_RESOURCE_DEFINITIONS",
     "DEVICE_CLASSES",
+    "ELASTIC_QUOTAS",
     "EVENTS",
     "LEASES",
     "NAMESPACES",
@@ -46,6 +49,7 @@ __all__ = [
     "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "POD_DISRUPTION_BUDGETS",
+    "POD_GROUPS",
     "PRIORITY_CLASSES",
     "REPLICATION_CONTROLLERS",
     "REPLICA_SETS",
@@ -239,6 +243,18 @@ RESOURCE_CLAIM_TEMPLATES = Resource(
     "ResourceClaimTemplate",
     True,
     ResourceClaimTemplate.from_dict,
+)
+#: scheduler-plugins' custom resources (served once their CRDs are installed).
+POD_GROUPS = Resource(
+    "scheduling.x-k8s.io", "v1alpha1", "podgroups", "PodGroup", True, PodGroup.from_dict
+)
+ELASTIC_QUOTAS = Resource(
+    "scheduling.x-k8s.io",
+    "v1alpha1",
+    "elasticquotas",
+    "ElasticQuota",
+    True,
+    ElasticQuota.from_dict,
 )
 CUSTOM_RESOURCE_DEFINITIONS = Resource(
     "apiextensions.k8s.io",

@@ -19,6 +19,7 @@ from kubesched.framework.interface import ActionType, ClusterEvent, EventResourc
 from kubesched.framework.waiting_pods import WaitingPodsMap, waiting_pod_key
 from kubesched.kube import Informer
 from kubesched.kube.dralisters import DRAListers
+from kubesched.kube.schedulinglisters import SchedulingListers
 from kubesched.kube.storagelisters import StorageListers
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
@@ -69,6 +70,17 @@ class EventHandlers:
             (listers.claim_informer, EventResource.RESOURCE_CLAIM),
             (listers.slice_informer, EventResource.RESOURCE_SLICE),
             (listers.device_class_informer, EventResource.DEVICE_CLASS),
+        ]
+        for informer, resource in pairs:
+            informer.add_handler(*self._moving_handlers(resource))
+
+    def register_scheduling(self, listers: SchedulingListers) -> None:
+        """Add the queueing handlers to the PodGroup and ElasticQuota informers (before
+        they start): a group or quota appearing or changing may let its pods through the
+        gang and quota plugins."""
+        pairs: list[tuple[Informer[Any], EventResource]] = [
+            (listers.pod_group_informer, EventResource.POD_GROUP),
+            (listers.elastic_quota_informer, EventResource.ELASTIC_QUOTA),
         ]
         for informer, resource in pairs:
             informer.add_handler(*self._moving_handlers(resource))

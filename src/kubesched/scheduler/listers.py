@@ -1,7 +1,8 @@
 """The framework's ``ClusterLister`` over informers: PDBs, namespaces and the workloads
 (Services, ReplicaSets, StatefulSets, ReplicationControllers) that PodTopologySpread's
 default constraints and preemption read, the storage objects of the volume plugins and
-the resource.k8s.io objects of DynamicResources.
+the resource.k8s.io objects of DynamicResources, and scheduler-plugins' PodGroups and
+ElasticQuotas (gang and quota scheduling).
 Every answer is the informers' current store."""
 
 from __future__ import annotations
@@ -19,18 +20,20 @@ from kubesched.kube.resources import (
     SERVICES,
     STATEFUL_SETS,
 )
+from kubesched.kube.schedulinglisters import SchedulingListers
 from kubesched.kube.storagelisters import StorageListers
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
 
 __all__ = ["InformerClusterLister"]
 
 
-class InformerClusterLister(StorageListers, DRAListers):
+class InformerClusterLister(StorageListers, DRAListers, SchedulingListers):
     """A ``ClusterLister`` reading the stores of its own informers (start them first)."""
 
     def __init__(self, client: Client) -> None:
         StorageListers.__init__(self, client)
         DRAListers.__init__(self, client)
+        SchedulingListers.__init__(self, client)
         self.pdb_informer: Informer[PodDisruptionBudget] = Informer(client, POD_DISRUPTION_BUDGETS)
         self.namespace_informer: Informer[Namespace] = Informer(client, NAMESPACES)
         self.workload_informers: list[Informer[Workload]] = [
@@ -47,6 +50,7 @@ class InformerClusterLister(StorageListers, DRAListers):
             *self.workload_informers,
             *self.storage_informers,
             *self.dra_informers,
+            *self.scheduling_informers,
         ]
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:

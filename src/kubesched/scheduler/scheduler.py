@@ -185,6 +185,7 @@ class Scheduler:
         self.handlers.register(self.pod_informer, self.node_informer)
         self.handlers.register_storage(self.lister)
         self.handlers.register_dra(self.lister)
+        self.handlers.register_scheduling(self.lister)
         if self.extenders is not None:
             self.pod_informer.add_handler(on_delete=self.raw.remove_pod)
             self.node_informer.add_handler(on_delete=lambda node: self.raw.remove_node(node.name))

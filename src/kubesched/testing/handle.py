@@ -21,8 +21,10 @@ from kubesched.framework.runtime import Framework
 from kubesched.framework.snapshot import Snapshot
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.waiting_pods import WaitingPod
+from kubesched.objects.elasticquota import ElasticQuota
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
+from kubesched.objects.podgroup import PodGroup
 from kubesched.objects.policy import Namespace, PodDisruptionBudget, Workload
 from kubesched.objects.storage import StorageObject
 
@@ -66,6 +68,8 @@ class PluginHandle:
         workloads: Iterable[Workload] = (),
         storage: Iterable[StorageObject] = (),
         dra: Iterable[DRAObject] = (),
+        pod_groups: Iterable[PodGroup] = (),
+        elastic_quotas: Iterable[ElasticQuota] = (),
         client: RecordingClient | None = None,
         seed: int = 0,
         framework: Framework | None = None,
@@ -75,7 +79,9 @@ class PluginHandle:
             if snapshot is not None
             else Snapshot.from_objects(nodes, pods, columnar=columnar)
         )
-        self.cluster = StaticClusterLister(pdbs, namespaces, workloads, storage, dra)
+        self.cluster = StaticClusterLister(
+            pdbs, namespaces, workloads, storage, dra, pod_groups, elastic_quotas
+        )
         self.client = client if client is not None else RecordingClient()
         self.nominator = Nominator()
         self.rng = random.Random(seed)

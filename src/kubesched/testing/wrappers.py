@@ -60,6 +60,10 @@ class PodWrapper:
         self._meta["creationTimestamp"] = ts
         return self
 
+    def pod_group(self, name: str) -> PodWrapper:
+        """Make the pod a member of PodGroup ``name`` (its scheduling.x-k8s.io label)."""
+        return self.label("scheduling.x-k8s.io/pod-group", name)
+
     def terminating(self) -> PodWrapper:
         self._meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
         return self
