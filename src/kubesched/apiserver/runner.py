@@ -20,9 +20,11 @@ from aiohttp import web
 
 from kubesched.apiserver import errors
 from kubesched.apiserver.crd import stored_resources
+from kubesched.apiserver.faults import Faults, FaultSpec, parse_faults
 from kubesched.apiserver.nodes import create_nodes
 from kubesched.apiserver.persist import SqliteStorage
 from kubesched.apiserver.priority import system_priority_classes
+from kubesched.apiserver.records import ServerRecords
 from kubesched.apiserver.resources import BUILTIN, NAMESPACES, PRIORITYCLASSES
 from kubesched.apiserver.server import make_app
 from kubesched.apiserver.store import DEFAULT_WINDOW, Store
@@ -178,6 +180,10 @@ class ApiServerHandle:
     token: str = field(default="", repr=False)
     #: PEM of the CA that verifies an https server (None for http).
     ca_data: bytes | None = field(default=None, repr=False)
+    #: The faults it injects (None: none).
+    faults: Faults | None = field(default=None, repr=False)
+    #: What it served, when kept (with faults, or ``records=True``).
+    records: ServerRecords | None = field(default=None, repr=False)
 
     def stop(self) -> None:
         """Close every connection and watch, and end the server's thread (and close the
@@ -209,12 +215,15 @@ async def start_site(
     bookmark_interval: float,
     token: str = "",
     served: ServingCertificate | None = None,
+    faults: Faults | None = None,
+    records: ServerRecords | None = None,
 ) -> tuple[web.AppRunner, str]:
     """Start serving ``store`` on host:port in the running loop; return the runner and URL.
-    ``token``: the bearer token requests must carry; ``served``: serve HTTPS with it."""
+    ``token``: the bearer token requests must carry; ``served``: serve HTTPS with it;
+    ``faults``: inject them; ``records``: keep what was served there."""
     ssl_context = server_ssl_context(served) if served is not None else None
     runner = web.AppRunner(
-        make_app(store, bookmark_interval, token),
+        make_app(store, bookmark_interval, token, faults, records),
         access_log=None,
         shutdown_timeout=2.0,
         # Go's http.Server reads up to DefaultMaxHeaderBytes (1 MiB) of request line and
@@ -256,6 +265,8 @@ def start_apiserver(
     tls_cert: str | os.PathLike[str] | None = None,
     tls_key: str | os.PathLike[str] | None = None,
     tls_ca: str | os.PathLike[str] | None = None,
+    faults: str | FaultSpec | None = None,
+    records: bool = False,
 ) -> ApiServerHandle:
     """Start an API server in a background thread and return once it listens.
 
@@ -272,9 +283,16 @@ def start_apiserver(
     from a generated CA (kept beside **data**, so a restart serves the same CA);
     **tls_cert**/**tls_key**/**tls_ca**: a certificate of yours instead (see
     :func:`serving_certificate`). The kubeconfig carries the token and the CA.
+    **faults**: a fault SPEC (text, or parsed) to inject
+    (:mod:`kubesched.apiserver.faults`; a bad one raises its
+    :class:`~kubesched.apiserver.faults.FaultSpecError`); **records**: keep bindings,
+    Lease and pod writes (:mod:`kubesched.apiserver.records`; always with faults).
     """
     if store is not None and data is not None:
         raise ValueError("start_apiserver: give either store or data, not both")
+    spec = parse_faults(faults) if isinstance(faults, str) else faults
+    injected = Faults(spec) if spec is not None else None
+    kept = ServerRecords() if records or injected is not None else None
     served = serving_certificate(tls, host, data, tls_cert, tls_key, tls_ca)
     owns = store is None
     store = store if store is not None else new_store(data=data)
@@ -294,7 +312,7 @@ def start_apiserver(
         try:
             sites.append(
                 loop.run_until_complete(
-                    start_site(store, host, port, bookmark_interval, token, served)
+                    start_site(store, host, port, bookmark_interval, token, served, injected, kept)
                 )
             )
         except BaseException as exc:  # reported to the caller below
@@ -320,4 +338,6 @@ def start_apiserver(
         kubeconfig_path = name
     ca_data = served.ca_pem if served is not None else None
     path = write_kubeconfig(kubeconfig_path, url, token or None, ca_data)
-    return ApiServerHandle(url, path, store, loop, runner, thread, owns, token, ca_data)
+    return ApiServerHandle(
+        url, path, store, loop, runner, thread, owns, token, ca_data, injected, kept
+    )

@@ -37,6 +37,7 @@ from kubesched.apiserver import (
     errors,
     eventsv1,
     eviction,
+    faults,
     fieldvalidation,
     flowcontrol,
     health,
@@ -49,6 +50,7 @@ from kubesched.apiserver import (
     tables,
 )
 from kubesched.apiserver.auth import ANONYMOUS_USER, USER_KEY, token_middleware
+from kubesched.apiserver.records import RECORDS_PATH, ServerRecords
 from kubesched.apiserver.resources import BINDINGS, Resource
 from kubesched.apiserver.store import Store, parse_resource_version
 from kubesched.apiserver.watch import WatchEvent
@@ -66,6 +68,10 @@ CONFIG_KEY: web.AppKey[ServerConfig] = web.AppKey("config")
 WATCHES_KEY: web.AppKey[set[asyncio.Event]] = web.AppKey("watches")
 #: Seats for writes, Leases ahead (:mod:`kubesched.apiserver.flowcontrol`).
 FLOW_KEY = web.AppKey("flow", flowcontrol.FlowControl)
+#: The faults to inject (:mod:`kubesched.apiserver.faults`), if any.
+FAULTS_KEY: web.AppKey[faults.Faults | None] = web.AppKey("faults")
+#: What was served, for checks after a run (:mod:`kubesched.apiserver.records`), if kept.
+RECORDS_KEY: web.AppKey[ServerRecords | None] = web.AppKey("records")
 #: What a pods/eviction body is (policy/v1 Eviction), for its field validation.
 _EVICTIONS = Resource("policy", "v1", "evictions", "Eviction", True)
 #: What a .../scale body is (autoscaling/v1 Scale), for its field validation.
@@ -214,8 +220,52 @@ async def handle(request: web.Request) -> web.StreamResponse:
     """Serve one request (every path goes through here); writes wait for a seat, Lease
     requests do not (:mod:`kubesched.apiserver.flowcontrol`)."""
     parts = [p for p in request.path.split("/") if p]
+    injected = request.app[FAULTS_KEY]
+    verdict = _verdict(request, injected, parts) if injected is not None else None
+    if verdict is not None:
+        # Before a seat is taken: a stalled network, not a server that serves slowly.
+        if verdict.delay:
+            await asyncio.sleep(verdict.delay)
+        if verdict.error is not None:
+            return _error_with_retry_after(verdict.error)
     async with request.app[FLOW_KEY].seat(request.method, parts):
-        return await _serve_request(request, parts)
+        response = await _serve_request(request, parts)
+    records = request.app[RECORDS_KEY]
+    if records is not None and request.method != "GET":
+        target = _target_of(request, parts)
+        if target is not None:
+            await _record(request, records, target, response)
+    if verdict is not None and verdict.reset and request.transport is not None:
+        # Served, and the answer lost: the client sees the connection break.
+        request.transport.abort()
+    return response
+
+
+def _target_of(request: web.Request, parts: list[str]) -> Target | None:
+    """The resource request a path names, or None (discovery, a bad path)."""
+    try:
+        target = _route(request.app[STORE_KEY], parts)
+    except errors.ApiError:
+        return None
+    return target if isinstance(target, Target) else None
+
+
+def _verdict(
+    request: web.Request, injected: faults.Faults, parts: list[str]
+) -> faults.Verdict | None:
+    target = _target_of(request, parts)
+    if target is None:
+        return None
+    watch = target.watch_path or (
+        request.method == "GET" and not target.name and _flag(request, "watch")
+    )
+    verb = faults.request_verb(request.method, bool(target.name), watch)
+    return injected.verdict(verb, _resource_name(target))
+
+
+def _resource_name(target: Target) -> str:
+    plural = target.resource.plural
+    return f"{plural}/{target.subresource}" if target.subresource else plural
 
 
 async def _serve_request(request: web.Request, parts: list[str]) -> web.StreamResponse:
@@ -243,6 +293,42 @@ async def _serve_request(request: web.Request, parts: list[str]) -> web.StreamRe
     except Exception as exc:  # a bug: say so as kube-apiserver does, and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
         return _error(errors.failure(500, "InternalError", f"Internal error occurred: {exc}"))
+
+
+async def _record(
+    request: web.Request, records: ServerRecords, t: Target, response: web.StreamResponse
+) -> None:
+    """Keep what a chaos check asks about: bindings, Lease writes, writes to pods."""
+    plural, method, status = t.resource.plural, request.method, response.status
+    agent = request.headers.get("User-Agent", "")
+    binding = t.subresource == "binding" or plural == "bindings"
+    if binding and method == "POST":
+        body = _loads_quietly(await request.read())
+        meta = body.get("metadata") or {}
+        target = body.get("target") or {}
+        name = t.name or str(meta.get("name") or "")
+        node = str(target.get("name") or "") if isinstance(target, dict) else ""
+        records.binding(t.namespace or "", name, node, status, agent)
+    if status >= 300:
+        return
+    if plural == "leases" and method in ("POST", "PUT", "PATCH"):
+        raw = response.body if isinstance(response, web.Response) else None
+        if isinstance(raw, bytes):
+            records.lease(_loads_quietly(raw), agent)
+    elif binding or (plural == "pods" and not (method == "POST" and not t.subresource)):
+        verb = faults.request_verb(method, bool(t.name), False)
+        name = t.name
+        if not name and binding:
+            name = str((_loads_quietly(await request.read()).get("metadata") or {}).get("name"))
+        records.pod_write(verb, _resource_name(t), t.namespace or "", name, agent)
+
+
+def _loads_quietly(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 def _with_warnings(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
@@ -551,7 +637,10 @@ async def _watch(
 
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
     response.enable_chunked_encoding()
+    injected = request.app[FAULTS_KEY]
     try:
+        if injected is not None and not initial_events:
+            _check_window(injected, store, q.get("resourceVersion", ""))
         watcher = store.watch(
             t.resource,
             t.namespace,
@@ -577,10 +666,17 @@ async def _watch(
     watches.add(wake)
     # The streamed state ends with a BOOKMARK saying so, when bookmarks are allowed.
     state_left = watcher.initial_count if initial_events and bookmarks else -1
+    drop_at = injected.next_watch_drop(time.monotonic()) if injected is not None else None
     try:
         await response.prepare(request)
         while not config.closing:
             wake.clear()
+            if drop_at is not None and time.monotonic() >= drop_at and injected is not None:
+                # Cut, not ended: no last chunk, as a broken connection looks.
+                injected.watch_dropped()
+                if request.transport is not None:
+                    request.transport.abort()
+                return response
             if state_left == 0:
                 await _send_initial_events_end(response, watcher, view or t.resource)
                 state_left = -1
@@ -612,7 +708,8 @@ async def _watch(
                 await _send_bookmark(response, store, watcher, view or t.resource)
                 next_bookmark = now + config.bookmark_interval
                 continue
-            wait = min(deadline, next_bookmark if bookmarks else deadline) - now
+            wait = min(deadline, next_bookmark if bookmarks else deadline, drop_at or deadline)
+            wait -= now
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=max(wait, 0.0))
         await response.write_eof()
@@ -622,6 +719,14 @@ async def _watch(
         watches.discard(wake)
         watcher.close()
     return response
+
+
+def _check_window(injected: faults.Faults, store: Store, resource_version: str) -> None:
+    """410 Expired for a resume older than the fault's window (a compaction)."""
+    version = parse_resource_version(resource_version)
+    newest = store.resource_version
+    if injected.expired(version, newest):
+        raise errors.too_old_resource_version(version, newest - injected.spec.window)
 
 
 #: The annotation of the BOOKMARK that ends a watch's initial events (KEP-3157).
@@ -676,6 +781,17 @@ async def _reaper_context(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
+async def _records(request: web.Request) -> web.Response:
+    # The server's records and the faults it injected, for checks after a chaos run.
+    records, injected = request.app[RECORDS_KEY], request.app[FAULTS_KEY]
+    if records is None:
+        return _error(errors.not_found_path())
+    body = records.to_json()
+    if injected is not None:
+        body["faults"] = {"spec": injected.spec.text, "injected": dict(injected.injected)}
+    return _reply(200, body)
+
+
 async def _on_shutdown(app: web.Application) -> None:
     app[CONFIG_KEY].closing = True
     watches = app[WATCHES_KEY]
@@ -683,10 +799,19 @@ async def _on_shutdown(app: web.Application) -> None:
         wake.set()
 
 
-def make_app(store: Store, bookmark_interval: float = 10.0, token: str = "") -> web.Application:
+def make_app(
+    store: Store,
+    bookmark_interval: float = 10.0,
+    token: str = "",
+    injected: faults.Faults | None = None,
+    records: ServerRecords | None = None,
+) -> web.Application:
     """The aiohttp application serving ``store``; with ``token``, requests must carry it
     as a bearer token (:mod:`kubesched.apiserver.auth`). PodDisruptionBudget status is
-    the disruption controller's (:mod:`kubesched.controllers.disruption`), a client."""
+    the disruption controller's (:mod:`kubesched.controllers.disruption`), a client.
+    **injected**: faults to inject (:mod:`kubesched.apiserver.faults`); **records**: keep
+    bindings, Lease and pod writes there, served at
+    :data:`~kubesched.apiserver.records.RECORDS_PATH`."""
     middlewares = [token_middleware(token)] if token else []
     app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=middlewares)
     app[STORE_KEY] = store
@@ -694,7 +819,10 @@ def make_app(store: Store, bookmark_interval: float = 10.0, token: str = "") -> 
     watches: set[asyncio.Event] = set()
     app[WATCHES_KEY] = watches
     app[FLOW_KEY] = flowcontrol.FlowControl()
+    app[FAULTS_KEY] = injected
+    app[RECORDS_KEY] = records
     health.add_routes(app)
+    app.router.add_get(RECORDS_PATH, _records)
     app.router.add_route("*", "/{tail:.*}", handle)
     app.on_shutdown.append(_on_shutdown)
     app.cleanup_ctx.append(_reaper_context)

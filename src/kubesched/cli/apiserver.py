@@ -3,7 +3,8 @@ the controllers beside it when it has simulated nodes.
 
 ``main(argv)`` parses ``[--host H] [--port N] [--write-kubeconfig FILE] [--window N]
 [--data FILE] [--nodes N] [--node-template FILE] [--no-controllers]
-[--token [T] | --token-file FILE] [--tls | --tls-cert FILE --tls-key FILE [--tls-ca FILE]]``
+[--token [T] | --token-file FILE] [--tls | --tls-cert FILE --tls-key FILE [--tls-ca FILE]]
+[--faults SPEC]``
 and the controllers' flags (:func:`kubesched.cli.controllers.add_controller_flags`),
 creates the simulated nodes, writes the kubeconfig (with the token and the CA), prints
 where it listens, and returns 0 after a clean stop (2 for a bad command line, 1 when the
@@ -27,7 +28,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from kubesched.apiserver.faults import Faults, FaultSpecError, parse_faults
 from kubesched.apiserver.persist import StorageError
+from kubesched.apiserver.records import RECORDS_PATH, ServerRecords
 from kubesched.apiserver.runner import (
     add_nodes,
     new_store,
@@ -134,6 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the CA clients verify --tls-cert with (written into the kubeconfig; default: "
         "their system CAs)",
     )
+    parser.add_argument(
+        "--faults",
+        metavar="SPEC",
+        default=None,
+        help="inject faults, e.g. 'errors=0.2,codes=503,429,delay=0-0.1,drop-watches=5,"
+        "window=100,seed=1' (see docs/apiserver.md); what was served is kept at "
+        f"{RECORDS_PATH}",
+    )
     add_controller_flags(parser)
     return parser
 
@@ -167,17 +178,18 @@ async def serve(
     controllers: Callable[[str], ControllerManager] | None = None,
     token: str = "",
     served: ServingCertificate | None = None,
+    faults: Faults | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT; the kubeconfig is written once the port is bound.
     ``controllers``: makes the controller manager to run beside the server, from the
     kubeconfig's path; ``token``: the bearer token requests must carry; ``served``:
-    serve HTTPS with it."""
+    serve HTTPS with it; ``faults``: inject them (and keep records)."""
     store = new_store(window, data)
     try:
         created = add_nodes(store, nodes, node_template)
         if created:
             print(f"{created} simulated nodes created", flush=True)
-        await _serve_store(store, host, port, kubeconfig, controllers, token, served)
+        await _serve_store(store, host, port, kubeconfig, controllers, token, served, faults)
     finally:
         store.close()
     if data is not None:
@@ -192,8 +204,10 @@ async def _serve_store(
     controllers: Callable[[str], ControllerManager] | None = None,
     token: str = "",
     served: ServingCertificate | None = None,
+    faults: Faults | None = None,
 ) -> None:
-    runner, url = await start_site(store, host, port, 10.0, token, served)
+    records = ServerRecords() if faults is not None else None
+    runner, url = await start_site(store, host, port, 10.0, token, served, faults, records)
     ca_data = served.ca_pem if served is not None else None
     write_kubeconfig(kubeconfig, url, token or None, ca_data)
     manager = controllers(kubeconfig) if controllers is not None else None
@@ -204,6 +218,8 @@ async def _serve_store(
         await runner.cleanup()
         raise
     print(f"kubesched apiserver listening on {url}", flush=True)
+    if faults is not None:
+        print(f"injecting faults {faults.spec.text!r}; records at {url}{RECORDS_PATH}", flush=True)
     if manager is not None:
         print(f"controllers running: {', '.join(sorted(manager.controllers))}", flush=True)
     print(f"kubeconfig written to {kubeconfig}: kubectl --kubeconfig {kubeconfig} get nodes")
@@ -240,6 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"kubesched apiserver: {exc}", file=sys.stderr)
         return 2
+    try:
+        faults = Faults(parse_faults(args.faults)) if args.faults is not None else None
+    except FaultSpecError as exc:
+        print(f"kubesched apiserver: --faults: {exc}", file=sys.stderr)
+        return 2
     selection = selection_from(args.controllers)
     wanted = args.nodes > 0 or args.node_template is not None or args.controllers is not None
     controllers = None
@@ -272,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 controllers,
                 token,
                 served,
+                faults,
             )
         )
     except (StorageError, NodeTemplateError, TLSError, ValueError) as exc:

@@ -138,6 +138,7 @@ def start_cluster(
     data: str | os.PathLike[str] | None = None,
     token: str = "",
     tls: bool = False,
+    faults: str | None = None,
     **option_values: Any,
 ) -> ClusterHandle:
     """Start an API server with ``nodes`` simulated nodes (see
@@ -146,7 +147,9 @@ def start_cluster(
 
     **options**: the controllers' settings; keywords named after
     :class:`~kubesched.controllers.ControllerOptions` fields override single ones
-    (``start_cluster(nodes=3, run_delay=0.1, node_lease_interval=0)``).
+    (``start_cluster(nodes=3, run_delay=0.1, node_lease_interval=0)``). **faults**: a
+    fault SPEC for the server (:mod:`kubesched.apiserver.faults`); the controllers are its
+    clients and meet the faults too.
     """
     settings = dataclasses.replace(options or ControllerOptions(), **option_values)
     server = start_apiserver(
@@ -157,6 +160,7 @@ def start_cluster(
         node_template=node_template,
         token=token,
         tls=tls,
+        faults=faults,
     )
     if not controllers:
         return ClusterHandle(server, None)
