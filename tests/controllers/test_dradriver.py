@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from control_plane import ControlPlane, wait_for
 
-from kubesched.controllers.dradriver import DRIVER, GPUS_ANNOTATION
+from kubesched.controllers.dradriver import DRIVER, GPU_MODEL_ANNOTATION, GPUS_ANNOTATION
 
 SLICE = f"node-1-{DRIVER}"
 
@@ -90,6 +90,18 @@ def test_simulated_nodes_with_gpus_publish_them(cluster: ControlPlane) -> None:
         what="three GPUs",
     )
     assert republished["spec"]["pool"]["generation"] == spec["pool"]["generation"] + 1
+
+    # Another model: every GPU of the node has it, in a newer generation again.
+    cluster.kubectl("annotate", "node", "node-1", f"{GPU_MODEL_ANNOTATION}=OLDER-GPU-MODEL")
+    remodelled = wait_for(
+        lambda: (s := gpu_slice(cluster))
+        and s["spec"]["devices"][0]["attributes"]["model"]["string"] == "OLDER-GPU-MODEL"
+        and s,
+        what="the other model",
+    )
+    models = {d["attributes"]["model"]["string"] for d in remodelled["spec"]["devices"]}
+    assert models == {"OLDER-GPU-MODEL"}
+    assert remodelled["spec"]["pool"]["generation"] == spec["pool"]["generation"] + 2
 
     cluster.kubectl("annotate", "node", "node-1", f"{GPUS_ANNOTATION}-")
     wait_for(lambda: gpu_slice(cluster) is None, what="the slice deleted")

@@ -25,6 +25,8 @@ from kubernetes import config as k8s_config
 
 from kubesched.cli import demo, demo_story, demo_workloads
 from kubesched.cli.demo_owners import desired_pods, owner_key
+from kubesched.controllers.dradriver import DRIVER as DRA_DRIVER
+from kubesched.controllers.dradriver import GPU_MODEL_ANNOTATION
 from kubesched.objects.daemonset import node_should_run_daemon_pod
 from kubesched.objects.node import Node
 from kubesched.objects.quantity import parse_quantity
@@ -32,6 +34,7 @@ from kubesched.objects.taints import Taint, Toleration, find_untolerated_taint
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU = demo_story.GPU_RESOURCE
+ZONE = "topology.kubernetes.io/zone"
 
 
 def workloads() -> dict[str, dict[str, Any]]:
@@ -172,7 +175,9 @@ def check_placements(result: dict[str, Any]) -> None:
         assert p["reason"] == "Unschedulable" and p["event"] == p["message"]
         assert p["message"].startswith(f"0/{len(nodes)} nodes are available: ")
         assert "1 node(s) had untolerated taint {dedicated: infra}" in p["message"]
-    assert f"8 Insufficient {GPU}" in pending[owners[eight_gpu]["pods"][0]]["message"]
+    # Every node it tolerates lacks GPUs (those with DRA GPUs have no nvidia.com/gpu).
+    tolerated = sum(1 for n in nodes.values() if tolerates(wanted[eight_gpu], n["taints"]))
+    assert f"{tolerated} Insufficient {GPU}" in pending[owners[eight_gpu]["pods"][0]]["message"]
     assert "6 Insufficient cpu" in pending[replacement]["message"]
     # The policy lab's replay of the training Jobs' pods under the default profile:
     # LeastAllocated spreads the 1-GPU pods over both GPU nodes, so the 4-GPU pod finds
@@ -188,6 +193,51 @@ def check_placements(result: dict[str, Any]) -> None:
     assert again[big]["node"] is None
     assert f"Insufficient {GPU}" in again[big]["message"]
     assert all(p["live"] == bound[p["name"]] for p in replay["pods"])
+    check_volumes_and_devices(result)
+
+
+def check_volumes_and_devices(result: dict[str, Any]) -> None:
+    """Each claim of the StatefulSet's pods is bound to a volume of its class in its
+    pod's zone; the DRA Job's pods got distinct GPUs of the model their template's CEL
+    selector asks for, on their own node; no other pod has volumes or devices."""
+    wanted = workloads()
+    owners = {o["owner"]: o for o in result["owners"]}
+    pods = {p["name"]: p for p in result["pods"]}
+    (db,) = [k for k, w in wanted.items() if w["spec"].get("volumeClaimTemplates")]
+    templates = wanted[db]["spec"]["volumeClaimTemplates"]
+    for name in owners[db]["pods"]:
+        pod = pods[name]
+        assert [v["claim"] for v in pod["volumes"]] == [
+            f"{t['metadata']['name']}-{name}" for t in templates
+        ]
+        for volume, template in zip(pod["volumes"], templates, strict=True):
+            assert volume["phase"] == "Bound" and volume["volume"].startswith("pvc-"), volume
+            assert volume["storageClass"] == template["spec"]["storageClassName"] == "zonal"
+            assert volume["zone"] == pod["zone"] and volume["inPodsZone"], (name, volume)
+    dra_jobs = [k for k, w in wanted.items() if template_spec(w).get("resourceClaims")]
+    assert dra_jobs == ["Job/train-dra"]
+    models = {
+        n["metadata"]["name"]: n["metadata"]["annotations"].get(GPU_MODEL_ANNOTATION)
+        for n in demo_story.nodes()
+    }
+    latest = {node for node, model in models.items() if model == demo_story.LATEST_GPU_MODEL}
+    assert latest and set(models.values()) - {None, demo_story.LATEST_GPU_MODEL}
+    given = []
+    for name in owners["Job/train-dra"]["pods"]:
+        pod = pods[name]
+        assert pod["node"] in latest, pod
+        (device,) = pod["devices"]
+        assert device["claim"].startswith(f"{name}-gpu-") and device["request"] == "gpu"
+        assert (device["driver"], device["pool"]) == (DRA_DRIVER, pod["node"])
+        assert device["model"] == demo_story.LATEST_GPU_MODEL
+        given.append((device["pool"], device["device"]))
+    assert len(given) == wanted["Job/train-dra"]["spec"]["completions"] == len(set(given))
+    others = [
+        p["name"]
+        for p in result["pods"]
+        if p["owner"] not in (db, "Job/train-dra") and (p["volumes"] or p["devices"])
+    ]
+    assert others == []
 
 
 def outcome(result: dict[str, Any]) -> dict[str, Any]:
@@ -303,6 +353,21 @@ def test_dev_run_command_runs_clean_and_keeps_running_for_kubectl():
             assert ("Complete" in conditions) == placed, job.metadata.name
         for sts in k8s.AppsV1Api(api_client).list_namespaced_stateful_set("default").items:
             assert sts.status.ready_replicas == sts.spec.replicas
+        # Each claim's volume is in the zone of the node its pod runs on.
+        core = k8s.CoreV1Api(api_client)
+        zone_of = {n.metadata.name: n.metadata.labels[ZONE] for n in core.list_node().items}
+        volumes = {v.metadata.name: v for v in core.list_persistent_volume().items}
+        claims = core.list_namespaced_persistent_volume_claim("default").items
+        assert len(claims) == 3, [c.metadata.name for c in claims]
+        for claim in claims:
+            assert claim.status.phase == "Bound", claim.metadata.name
+            (term,) = volumes[
+                claim.spec.volume_name
+            ].spec.node_affinity.required.node_selector_terms
+            (expression,) = term.match_expressions
+            pod = pods[claim.metadata.name.removeprefix("data-")]
+            assert (expression.key, expression.values) == (ZONE, [zone_of[pod.spec.node_name]])
+            assert f"claim {claim.metadata.name} (zonal, Bound) → volume " in output
         api_client.close()
         if shutil.which("kubectl"):
             kubectl = ["kubectl", "--kubeconfig", kubeconfig, "get"]

@@ -1,12 +1,14 @@
 """``kubesched demo``: the whole product in a few seconds, on one machine.
 
-It starts the embedded API server with simulated nodes (three zones, GPU nodes, a tainted
-node; :mod:`kubesched.cli.demo_story`) and the controllers beside it, starts the live
-scheduler on it with two profiles, applies a workload in waves over HTTP — Deployments,
-a StatefulSet, a DaemonSet and Jobs (:mod:`kubesched.cli.demo_workloads`), which the
+It starts the embedded API server with simulated nodes (three zones, GPU nodes, DRA GPU
+nodes, a tainted node; :mod:`kubesched.cli.demo_story`) and the controllers beside it,
+starts the live scheduler on it with two profiles, applies a workload in waves over HTTP
+— Deployments, a StatefulSet with zonal volumes, a DaemonSet, Jobs, one asking for GPUs
+through a ResourceClaimTemplate (:mod:`kubesched.cli.demo_workloads`), which the
 controllers turn into pods — prints each event the scheduler writes as it comes, then
-reads everything back from the API server and prints where each pod went and why, pods
-counted by owner, and the reason each pending pod gave. The scheduler is the one
+reads everything back from the API server and prints where each pod went and why, the
+volumes of its claims and their zones, the devices it was given, pods counted by owner,
+and the reason each pending pod gave. The scheduler is the one
 ``kubesched run`` runs, in this process, and it talks to the API server only over HTTP,
 as the demo does.
 
@@ -38,8 +40,18 @@ from kubesched.cli.demo_report import summary, summary_text
 from kubesched.cli.demo_track import PodTracker
 from kubesched.cli.demo_whatif import replays
 from kubesched.config import loads_config
+from kubesched.controllers.dradriver import DRIVER
 from kubesched.kube import Client, KubeError, load_kubeconfig
-from kubesched.kube.resources import EVENTS, NODES, PODS, PRIORITY_CLASSES, REPLICA_SETS
+from kubesched.kube.resources import (
+    EVENTS,
+    NODES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    PRIORITY_CLASSES,
+    REPLICA_SETS,
+    RESOURCE_SLICES,
+)
 from kubesched.objects.node import Node
 from kubesched.objects.nodes import GPU_RESOURCE
 from kubesched.plugins.registry import in_tree_registry
@@ -206,8 +218,14 @@ async def _read_back(
     replica_sets = (await client.list(REPLICA_SETS.raw, namespace)).items
     nodes = (await client.list(NODES.raw)).items
     events = (await client.list(EVENTS, namespace)).items
+    storage = {
+        "claims": (await client.list(PERSISTENT_VOLUME_CLAIMS.raw, namespace)).items,
+        "volumes": (await client.list(PERSISTENT_VOLUMES.raw)).items,
+        "slices": (await client.list(RESOURCE_SLICES.raw)).items,
+    }
     watched = {**tracker.as_seen(), "gone": dict(tracker.gone)}
-    return summary(live, pods, replica_sets, nodes, events, watched, timings, url), pods, nodes
+    result = summary(live, pods, replica_sets, nodes, events, watched, timings, url, storage)
+    return result, pods, nodes
 
 
 def _what_if(
@@ -278,6 +296,8 @@ def _intro(out: TextIO, server: ClusterHandle, nodes: Sequence[dict[str, Any]]) 
     )
     for group in story.NODE_GROUPS:
         extra = f", {group.gpus} × {GPU_RESOURCE}" if group.gpus else ""
+        if group.dra_gpus:
+            extra += f", {group.dra_gpus} × {DRIVER} GPU {group.dra_model} (DRA)"
         taints = "".join(f", taint {t['key']}={t['value']}:{t['effect']}" for t in group.taints)
         out.write(
             f"  {group.kind:<5} nodes  {', '.join(group.names)} "
@@ -287,8 +307,10 @@ def _intro(out: TextIO, server: ClusterHandle, nodes: Sequence[dict[str, Any]]) 
         f"  profiles    {story.DEFAULT_PROFILE} (kube-scheduler's defaults), "
         f"{story.GPU_PROFILE} (NodeResourcesFit MostAllocated, {GPU_RESOURCE} weight 5)\n"
         "  controllers Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, garbage collector, "
-        "and a simulated kubelet on every node; their pods name "
-        f"{story.DEFAULT_PROFILE} unless the template names another\n"
+        "the volume controllers with a simulated CSI driver (classes standard and zonal), "
+        "the resource-claim controller with a simulated DRA driver, and a simulated kubelet "
+        f"on every node; their pods name {story.DEFAULT_PROFILE} unless the template names "
+        "another\n"
     )
     out.flush()
 

@@ -1,6 +1,8 @@
 """The summary of ``kubesched demo``: built from what the API server holds once the
-workload has settled (workloads, pods, nodes, the scheduler's and the controllers'
-events), pods counted by owner, printed as tables or JSON.
+workload has settled (workloads, pods, nodes, claims and volumes, the scheduler's and the
+controllers' events), pods counted by owner, printed as tables or JSON; each pod with the
+volumes its claims are bound to (and their zones) and the devices its ResourceClaims
+were given.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from kubesched.cli.demo_story import zone_of
 from kubesched.cli.demo_track import pod_scheduled_condition
 from kubesched.cli.demo_workloads import RULE_ANNOTATION
 from kubesched.objects.node import Node
-from kubesched.objects.nodes import GPU_RESOURCE
+from kubesched.objects.nodes import GPU_RESOURCE, HOSTNAME_LABEL, ZONE_LABEL
 
 __all__ = ["summary", "summary_text"]
 
@@ -66,6 +68,60 @@ def _occupies(entry: Mapping[str, Any]) -> bool:
     return bool(entry["node"]) and entry["phase"] not in FINISHED
 
 
+def _topology(volume: Mapping[str, Any], key: str) -> str:
+    """The values the volume's required node affinity allows for node label ``key``."""
+    affinity = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}
+    values: list[str] = []
+    for term in affinity.get("nodeSelectorTerms") or []:
+        for expression in term.get("matchExpressions") or []:
+            if expression.get("key") == key and expression.get("operator") == "In":
+                values.extend(str(v) for v in expression.get("values") or [])
+    return ",".join(values)
+
+
+def _volumes(
+    pod: Mapping[str, Any],
+    claims: Mapping[str, RawObject],
+    volumes: Mapping[str, RawObject],
+    pod_zone: str,
+) -> list[dict[str, Any]]:
+    """The pod's claims, each with the volume it is bound to and where that volume is."""
+    found = []
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        name = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        if not name:
+            continue
+        claim = claims.get(str(name)) or {}
+        spec = claim.get("spec") or {}
+        bound = volumes.get(str(spec.get("volumeName") or "")) or {}
+        zone = _topology(bound, ZONE_LABEL)
+        found.append(
+            {
+                "claim": str(name),
+                "phase": str((claim.get("status") or {}).get("phase") or "Missing"),
+                "storageClass": str(spec.get("storageClassName") or ""),
+                "volume": str((bound.get("metadata") or {}).get("name") or ""),
+                "zone": zone,
+                "node": _topology(bound, HOSTNAME_LABEL),
+                "inPodsZone": bool(zone) and pod_zone in zone.split(","),
+            }
+        )
+    return found
+
+
+def _models(slices: Sequence[RawObject]) -> dict[tuple[str, str, str], str]:
+    """Each published device's ``model`` attribute, by (driver, pool, device)."""
+    models = {}
+    for s in slices:
+        spec = s.get("spec") or {}
+        driver, pool = str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", ""))
+        for device in spec.get("devices") or []:
+            model = ((device.get("attributes") or {}).get("model") or {}).get("string")
+            if model is not None:
+                models[(driver, pool, str(device.get("name", "")))] = str(model)
+    return models
+
+
 def summary(
     workloads: Sequence[RawObject],
     pods: Sequence[RawObject],
@@ -75,18 +131,27 @@ def summary(
     watched: Mapping[str, Any],
     timings: Mapping[str, Any],
     api_server: str,
+    storage: Mapping[str, Sequence[RawObject]] | None = None,
 ) -> dict[str, Any]:
     """The demo's result: every workload with its pods counted by owner, every pod with
-    its node (or why it has none), the preempted pods with the Preempted event's message
-    and the pod made in their place, counts of running pods per zone and node.
+    its node (or why it has none), its volumes and devices, the preempted pods with the
+    Preempted event's message and the pod made in their place, counts of running pods per
+    zone and node.
 
     ``workloads``: the demo's workloads as the server holds them, in the order they were
     submitted; ``watched``: what the watch saw (``firstSeen``: pod name → the order it
     appeared in, ``replaces``: new pod → the pod it was made for, ``gone``: deleted pods
-    as last seen)."""
+    as last seen, ``devices``: pod name → the devices its claims were given);
+    ``storage``: the server's ``claims`` (PersistentVolumeClaims), ``volumes``
+    (PersistentVolumes) and ``slices`` (ResourceSlices)."""
     first_seen: Mapping[str, int] = watched.get("firstSeen", {})
     replaces: Mapping[str, str] = watched.get("replaces", {})
     gone: Mapping[str, RawObject] = watched.get("gone", {})
+    devices: Mapping[str, Sequence[Mapping[str, str]]] = watched.get("devices", {})
+    storage = storage or {}
+    claims = {c["metadata"]["name"]: c for c in storage.get("claims", ())}
+    volumes = {v["metadata"]["name"]: v for v in storage.get("volumes", ())}
+    models = _models(storage.get("slices", ()))
     index = OwnerIndex(replica_sets)
     node_views = [Node.from_dict(dict(n)) for n in nodes]
     zones = {n["metadata"]["name"]: zone_of(n) for n in nodes}
@@ -127,6 +192,11 @@ def summary(
             "phase": _phase(raw),
             "rule": ((raw["metadata"].get("annotations") or {}).get(RULE_ANNOTATION, "")),
             "events": [str(e.get("reason")) for e in pod_events],
+            "volumes": _volumes(raw, claims, volumes, zones.get(node, "")),
+            "devices": [
+                {**d, "model": models.get((d["driver"], d["pool"], d["device"]), "")}
+                for d in devices.get(name, ())
+            ],
         }
         if name in replaces:
             entry["replaces"] = replaces[name]
@@ -253,19 +323,38 @@ def _placement_rows(data: Mapping[str, Any]) -> list[Sequence[str] | str]:
         heading = headings.get(owner or "", owner or "pods of no controller")
         rule = rules.get(owner or "")
         rows.append(f"{heading}   [{rule}]" if rule else heading)
-        rows.extend(
-            (
-                f"  {p['name']}",
-                p["profile"],
-                p["priorityClass"],
-                p["node"] or "<pending>",
-                p["zone"],
-                p["phase"],
-                _note(p),
+        for p in pods:
+            rows.append(
+                (
+                    f"  {p['name']}",
+                    p["profile"],
+                    p["priorityClass"],
+                    p["node"] or "<pending>",
+                    p["zone"],
+                    p["phase"],
+                    _note(p),
+                )
             )
-            for p in pods
-        )
+            rows.extend(_volume_line(v) for v in p.get("volumes", ()))
+            rows.extend(_device_line(d) for d in p.get("devices", ()))
     return rows
+
+
+def _volume_line(volume: Mapping[str, Any]) -> str:
+    where = volume["zone"] or volume["node"] or "no topology"
+    bound = f"volume {volume['volume']} in {where}" if volume["volume"] else "no volume"
+    return (
+        f"      claim {volume['claim']} ({volume['storageClass'] or 'no class'}, "
+        f"{volume['phase']}) → {bound}"
+    )
+
+
+def _device_line(device: Mapping[str, Any]) -> str:
+    model = f" ({device['model']})" if device.get("model") else ""
+    return (
+        f"      claim {device['claim']} request {device['request']} → {device['driver']} "
+        f"{device['pool']}/{device['device']}{model}"
+    )
 
 
 def summary_text(data: Mapping[str, Any]) -> str:
@@ -317,9 +406,15 @@ def summary_text(data: Mapping[str, Any]) -> str:
     )
     t = data["timings"]
     bound = sum(1 for p in data["pods"] if p["node"])
+    claims = [v for p in data["pods"] for v in p.get("volumes", ())]
+    bound_claims = sum(1 for v in claims if v["phase"] == "Bound")
+    in_zone = sum(1 for v in claims if v["inPodsZone"])
+    devices = sum(len(p.get("devices", ())) for p in data["pods"])
     out.append(
         f"\n{bound} pods bound, {len(data['pending'])} pending, {len(data['preempted'])} "
-        f"preempted in {t['total']:.2f} s (API server up in {t['apiServerStart']:.2f} s, "
+        f"preempted, {bound_claims} claims bound ({in_zone} to a volume in its pod's zone), "
+        f"{devices} devices allocated through DRA in {t['total']:.2f} s (API server up in "
+        f"{t['apiServerStart']:.2f} s, "
         f"scheduler synced in {t['schedulerSync']:.2f} s, every wave settled in "
         f"{t['settled']:.2f} s, then Jobs ran to the end; creation to binding: "
         f"median {t['bindMedianMs']:.0f} ms, max {t['bindMaxMs']:.0f} ms)\n"

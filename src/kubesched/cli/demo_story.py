@@ -1,11 +1,14 @@
 """What ``kubesched demo`` puts on its cluster: nodes, scheduler profiles, priority classes.
 
-Nine simulated nodes over three zones: six CPU nodes, two GPU nodes (``nvidia.com/gpu``
+Eleven simulated nodes over three zones: six CPU nodes, two GPU nodes (``nvidia.com/gpu``
 capacity, the ``nvidia.com/gpu.present`` label and the ``nvidia.com/gpu=present:NoSchedule``
-taint that GPU clusters use to keep other pods off them) and one node tainted for
-infrastructure. Two profiles: kube-scheduler's defaults, and ``gpu-aware``, the same
-plugins with NodeResourcesFit scoring ``MostAllocated`` with GPUs weighted high, so
-that GPU jobs are packed and whole GPU nodes stay free for large jobs.
+taint that GPU clusters use to keep other pods off them), two GPU nodes whose GPUs are
+devices of Dynamic Resource Allocation (the simulated DRA driver publishes them, one node
+with the latest model and one with an older one; the same taint) and one node tainted for
+infrastructure. The embedded cluster's storage classes (``standard``, ``zonal``) and
+CSI driver come with its controllers. Two profiles: kube-scheduler's defaults, and
+``gpu-aware``, the same plugins with NodeResourcesFit scoring ``MostAllocated`` with GPUs
+weighted high, so that GPU jobs are packed and whole GPU nodes stay free for large jobs.
 
 The workload it runs on them is :mod:`kubesched.cli.demo_workloads`.
 """
@@ -16,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.controllers.dradriver import GPU_MODEL_ANNOTATION, GPUS_ANNOTATION, MODEL
 from kubesched.objects.nodes import GPU_RESOURCE, REGION_LABEL, ZONE_LABEL, make_nodes
 
 NAMESPACE = "default"
@@ -27,6 +31,9 @@ GPU_LABEL = "nvidia.com/gpu.present"
 GPU_TAINT = {"key": GPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
 INFRA_TAINT = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+#: The models of the DRA nodes' GPUs (the ``model`` attribute their devices carry).
+LATEST_GPU_MODEL = MODEL
+OLDER_GPU_MODEL = "OLDER-GPU-MODEL"
 
 #: The scheduler configuration (``kubescheduler.config.k8s.io/v1``), as a user writes it.
 CONFIG: dict[str, Any] = {
@@ -72,12 +79,17 @@ class NodeGroup:
     gpus: int = 0
     taints: Sequence[Mapping[str, str]] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
+    #: GPUs published by the simulated DRA driver (ResourceSlice devices), and their model.
+    dra_gpus: int = 0
+    dra_model: str = ""
 
 
 #: Zones are the nodes' indexes modulo 3 (``make_nodes``): a, b, c, a, b, c, ...
 NODE_GROUPS = (
     NodeGroup("cpu", ("cpu-a1", "cpu-b1", "cpu-c1", "cpu-a2", "cpu-b2", "cpu-c2"), "4", "16Gi"),
     NodeGroup("gpu", ("gpu-a1", "gpu-b1"), "16", "64Gi", 4, (GPU_TAINT,), {GPU_LABEL: "true"}),
+    NodeGroup("dra", ("dra-b1",), "16", "64Gi", 0, (GPU_TAINT,), {}, 4, LATEST_GPU_MODEL),
+    NodeGroup("dra", ("dra-c1",), "16", "64Gi", 0, (GPU_TAINT,), {}, 4, OLDER_GPU_MODEL),
     NodeGroup("infra", ("infra-c1",), "4", "16Gi", 0, (INFRA_TAINT,)),
 )
 
@@ -95,7 +107,11 @@ def nodes() -> list[dict[str, Any]]:
             template = {
                 "apiVersion": "v1",
                 "kind": "Node",
-                "metadata": {"name": "demo", "labels": {REGION_LABEL: REGION, **group.labels}},
+                "metadata": {
+                    "name": "demo",
+                    "labels": {REGION_LABEL: REGION, **group.labels},
+                    "annotations": _dra_annotations(group),
+                },
                 "status": {
                     "capacity": {
                         "cpu": group.cpu,
@@ -115,6 +131,13 @@ def nodes() -> list[dict[str, Any]]:
                     address["address"] = name
             manifests.append(node)
     return manifests
+
+
+def _dra_annotations(group: NodeGroup) -> dict[str, str]:
+    """What tells the simulated DRA driver to publish the group's GPUs."""
+    if not group.dra_gpus:
+        return {}
+    return {GPUS_ANNOTATION: str(group.dra_gpus), GPU_MODEL_ANNOTATION: group.dra_model}
 
 
 def zone_of(node: Mapping[str, Any]) -> str:

@@ -1,7 +1,12 @@
-"""What ``kubesched demo`` sees of the cluster's work: it watches pods, events and the
-workloads through the API, as ``kubectl get pods,events,deploy,sts,ds,jobs -w`` would,
-prints a line per scheduler event (and when a controller makes a preempted pod again, or
-a Job completes), and tells when the pods have settled.
+"""What ``kubesched demo`` sees of the cluster's work: it watches pods, events, the
+workloads and the ResourceClaims through the API, as ``kubectl get
+pods,events,deploy,sts,ds,jobs,resourceclaims -w`` would, prints a line per scheduler
+event (and when a controller makes a preempted pod again, or a Job completes), notes the
+devices each pod's claims were given, and tells when the pods have settled.
+
+The devices are noted as they are seen: a claim made from a template for a pod is
+deleted once the pod is done (the resource-claim controller), so a finished Job's
+claims are no longer there to read back.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any, TextIO
 from kubesched.cli.demo_owners import OwnerIndex, desired_pods, owner_key, workload_condition
 from kubesched.cli.demo_workloads import KINDS, WORKLOAD_KINDS
 from kubesched.kube import Client, Informer
-from kubesched.kube.resources import EVENTS, PODS, REPLICA_SETS, RawObject
+from kubesched.kube.resources import EVENTS, PODS, REPLICA_SETS, RESOURCE_CLAIMS, RawObject
 from kubesched.objects.node import Node
 from kubesched.objects.podtemplate import controller_of
 
@@ -68,6 +73,10 @@ class PodTracker:
         self.pods: Informer[RawObject] = Informer(client, PODS.raw, namespace)
         self.events: Informer[RawObject] = Informer(client, EVENTS, namespace)
         self.replica_sets: Informer[RawObject] = Informer(client, REPLICA_SETS.raw, namespace)
+        self.claims: Informer[RawObject] = Informer(client, RESOURCE_CLAIMS.raw, namespace)
+        #: The devices allocated to each pod's claims, as first seen reserved for it:
+        #: pod name → ``[{"claim", "request", "driver", "pool", "device"}]``.
+        self.devices: dict[str, list[dict[str, str]]] = {}
         #: The workloads by kind (Deployment, StatefulSet, DaemonSet, Job).
         self.workloads: dict[str, Informer[RawObject]] = {
             kind: Informer(client, resource, namespace)
@@ -92,13 +101,14 @@ class PodTracker:
         self._changed = asyncio.Event()
         self.pods.add_handler(self._on_pod, lambda _, new: self._on_pod(new), self._on_gone)
         self.events.add_handler(self._on_event, lambda _, new: self._on_event(new, seen=True))
+        self.claims.add_handler(self._on_claim, lambda _, new: self._on_claim(new))
         for informer in self._informers()[2:]:
             informer.add_handler(
                 self._on_change, lambda _, new: self._on_change(new), self._on_change
             )
 
     def _informers(self) -> list[Informer[RawObject]]:
-        return [self.pods, self.events, self.replica_sets, *self.workloads.values()]
+        return [self.pods, self.events, self.replica_sets, *self.workloads.values(), self.claims]
 
     async def start(self, timeout: float) -> None:
         """Start the informers and wait for their first lists."""
@@ -129,6 +139,30 @@ class PodTracker:
 
     def _on_change(self, raw: RawObject) -> None:
         self._changed.set()
+
+    def _on_claim(self, claim: RawObject) -> None:
+        status = claim.get("status") or {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        if not results:
+            return
+        name = _name(claim)
+        for consumer in status.get("reservedFor") or []:
+            if consumer.get("resource") != "pods":
+                continue
+            pod = str(consumer.get("name", ""))
+            noted = self.devices.setdefault(pod, [])
+            if any(d["claim"] == name for d in noted):
+                continue
+            noted.extend(
+                {
+                    "claim": name,
+                    "request": str(r.get("request", "")),
+                    "driver": str(r.get("driver", "")),
+                    "pool": str(r.get("pool", "")),
+                    "device": str(r.get("device", "")),
+                }
+                for r in results
+            )
 
     def _on_pod(self, raw: RawObject) -> None:
         name = _name(raw)
@@ -321,4 +355,8 @@ class PodTracker:
 
     def as_seen(self) -> dict[str, Any]:
         """What the report needs from the watch: first-seen order, replaced pods."""
-        return {"firstSeen": dict(self.first_seen), "replaces": dict(self.replaces)}
+        return {
+            "firstSeen": dict(self.first_seen),
+            "replaces": dict(self.replaces),
+            "devices": {pod: list(devices) for pod, devices in self.devices.items()},
+        }

@@ -1,7 +1,9 @@
 """The workload of ``kubesched demo``: the objects a team would apply, wave by wave.
 
-Every wave is data — API objects (Deployments, a StatefulSet and its headless Service, a
-DaemonSet, Jobs) created through the API server as ``kubectl apply`` would; the
+Every wave is data — API objects (Deployments, a StatefulSet with its headless Service
+and claims on the ``zonal`` StorageClass, a DaemonSet, Jobs, one of them asking for GPUs
+through a ResourceClaimTemplate) created through the API server as ``kubectl apply``
+would; the
 controllers beside the server turn them into pods, the live scheduler places those. A
 wave is submitted once the previous one has settled, because the story depends on
 order: the batch pods must run before the urgent pod comes, or there would be nothing
@@ -18,12 +20,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.cli.demo_story import DEFAULT_PROFILE, GPU_PROFILE, HOSTNAME_LABEL, NAMESPACE
+from kubesched.cli.demo_story import (
+    DEFAULT_PROFILE,
+    GPU_PROFILE,
+    GPU_TAINT,
+    HOSTNAME_LABEL,
+    LATEST_GPU_MODEL,
+    NAMESPACE,
+)
+from kubesched.controllers.csi.drivers import ZONAL_CLASS
 from kubesched.controllers.daemonset import DAEMON_SETS
 from kubesched.controllers.deployment import DEPLOYMENTS
+from kubesched.controllers.dradriver import DRIVER
 from kubesched.controllers.job import JOBS
 from kubesched.controllers.kubelet import RUN_SECONDS_ANNOTATION
-from kubesched.kube.resources import PODS, SERVICES, STATEFUL_SETS, RawObject, Resource
+from kubesched.kube.resources import (
+    PODS,
+    RESOURCE_CLAIM_TEMPLATES,
+    SERVICES,
+    STATEFUL_SETS,
+    RawObject,
+    Resource,
+)
 from kubesched.objects.nodes import GPU_RESOURCE, ZONE_LABEL
 
 __all__ = [
@@ -51,6 +69,7 @@ KINDS: dict[tuple[str, str], Resource[RawObject]] = {
     ("apps/v1", "StatefulSet"): STATEFUL_SETS.raw,
     ("apps/v1", "DaemonSet"): DAEMON_SETS,
     ("batch/v1", "Job"): JOBS,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): RESOURCE_CLAIM_TEMPLATES.raw,
 }
 #: The kinds whose controllers make pods: the owners the report counts pods by.
 WORKLOAD_KINDS = ("DaemonSet", "Deployment", "StatefulSet", "Job")
@@ -116,23 +135,40 @@ def pod_template(
     tolerations: Sequence[Mapping[str, str]] = (),
     run_seconds: float | None = None,
     restart_policy: str = "Always",
+    resource_claims: Mapping[str, str] | None = None,
+    volume_mounts: Mapping[str, str] | None = None,
 ) -> RawObject:
-    """A pod template with one container and the given requests and constraints."""
+    """A pod template with one container and the given requests and constraints.
+
+    ``resource_claims``: the pod's claims by name → the ResourceClaimTemplate each is
+    made from (the container uses them all); ``volume_mounts``: volume name → path (a
+    StatefulSet's claim templates name the volumes)."""
     requests: dict[str, str] = {"cpu": cpu, "memory": memory}
     resources: dict[str, Any] = {"requests": requests}
     if gpus:
         # Extended resources must be given as limits (requests then default to them).
         requests[GPU_RESOURCE] = str(gpus)
         resources["limits"] = {GPU_RESOURCE: str(gpus)}
+    container: RawObject = {
+        "name": "main",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": resources,
+    }
+    if volume_mounts:
+        container["volumeMounts"] = [{"name": n, "mountPath": p} for n, p in volume_mounts.items()]
     spec: RawObject = {
         "priorityClassName": priority_class,
         "restartPolicy": restart_policy,
         # Preempted pods leave at once: simulated containers have nothing to flush.
         "terminationGracePeriodSeconds": 0,
-        "containers": [
-            {"name": "main", "image": "registry.k8s.io/pause:3.10", "resources": resources}
-        ],
+        "containers": [container],
     }
+    if resource_claims:
+        resources["claims"] = [{"name": name} for name in resource_claims]
+        spec["resourceClaims"] = [
+            {"name": name, "resourceClaimTemplateName": template}
+            for name, template in resource_claims.items()
+        ]
     if scheduler != DEFAULT_PROFILE:
         # Otherwise left out, as users leave it out: the server defaults it to
         # default-scheduler, the name of the demo scheduler's first profile.
@@ -176,8 +212,8 @@ def stateful_set(
 ) -> RawObject:
     """An apps/v1 StatefulSet ``<name>-0``, ``-1``, ... behind the headless ``service``.
 
-    ``claims`` become its ``volumeClaimTemplates`` (a pod's volume mounts may name them);
-    the demo passes none until the cluster binds claims (issue 15's storage)."""
+    ``claims`` become its ``volumeClaimTemplates``: each pod gets a claim of each, and a
+    volume of the claim's name (its container's volume mounts may name it)."""
     spec: RawObject = {
         "replicas": replicas,
         "serviceName": service,
@@ -192,6 +228,45 @@ def stateful_set(
         "kind": "StatefulSet",
         "metadata": _meta(name, _rule(template)),
         "spec": spec,
+    }
+
+
+def claim_template(name: str, storage_class: str, size: str) -> RawObject:
+    """A ``volumeClaimTemplates`` entry: one ReadWriteOnce claim of ``size`` per pod."""
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "resources": {"requests": {"storage": size}},
+        },
+    }
+
+
+def gpu_claim_template(name: str, count: int, selector: str) -> RawObject:
+    """A resource.k8s.io/v1 ResourceClaimTemplate: ``count`` GPUs of the DRA driver's
+    DeviceClass that the CEL ``selector`` accepts; each pod gets a claim of its own."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": _meta(name),
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": DRIVER,
+                                "allocationMode": "ExactCount",
+                                "count": count,
+                                "selectors": [{"cel": {"expression": selector}}],
+                            },
+                        }
+                    ]
+                }
+            }
+        },
     }
 
 
@@ -268,6 +343,26 @@ def _training_job(name: str, gpus: int, cpu: str, memory: str, rule: str) -> Raw
     return job(name, template)
 
 
+#: The CEL selector of the DRA training Job: GPUs of the latest model only.
+LATEST_MODEL_SELECTOR = f"device.attributes['{DRIVER}'].model == '{LATEST_GPU_MODEL}'"
+
+
+def _dra_training_job(name: str, pods: int, template: str) -> RawObject:
+    # GPU nodes are tainted, whatever gives their GPUs.
+    gpu_toleration = {"key": GPU_TAINT["key"], "operator": "Exists", "effect": "NoSchedule"}
+    pod = pod_template(
+        {"app": "train", "train": name},
+        "2",
+        "8Gi",
+        rule="DRA: 1 GPU each, CEL selects the model",
+        tolerations=[gpu_toleration],
+        run_seconds=TRAIN_SECONDS,
+        restart_policy="Never",
+        resource_claims={"gpu": template},
+    )
+    return job(name, pod, completions=pods, parallelism=pods)
+
+
 def waves() -> list[Wave]:
     """The workload, wave by wave."""
     node_agent = daemon_set(
@@ -320,12 +415,21 @@ def waves() -> list[Wave]:
         for tenant in ("acme", "globex")
     ]
     # A small database: pods db-0, db-1, db-2, each made once the one before it is
-    # Running and Ready. Its volumeClaimTemplates come with the storage issue.
+    # Running and Ready, each with a claim on the zonal class: the scheduler picks the
+    # node, the provisioner makes the volume in that node's zone, and the pod stays in
+    # that zone from then on.
     db = stateful_set(
         "db",
         3,
-        pod_template({"app": "db"}, "200m", "1Gi", rule="StatefulSet: ordered, default spreading"),
+        pod_template(
+            {"app": "db"},
+            "200m",
+            "1Gi",
+            rule="StatefulSet: ordered, a zonal volume each",
+            volume_mounts={"data": "/var/lib/db"},
+        ),
         service="db",
+        claims=[claim_template("data", ZONAL_CLASS, "1Gi")],
     )
     train = [
         _training_job(f"train-{i}", 1, "2", "8Gi", "gpu-aware: GPUs packed") for i in (1, 2, 3)
@@ -358,13 +462,21 @@ def waves() -> list[Wave]:
             replay_with=DEFAULT_PROFILE,
         ),
         Wave(
+            "a training Job asking for GPUs through DRA: its ResourceClaimTemplate's CEL "
+            "selector takes the latest model only",
+            [
+                gpu_claim_template("latest-gpu", 1, LATEST_MODEL_SELECTOR),
+                _dra_training_job("train-dra", 2, "latest-gpu"),
+            ],
+        ),
+        Wave(
             "nightly batch fills every CPU node (a Deployment, priority batch, 3 of 4 CPUs each)",
             [nightly],
             same_second=True,
         ),
         Wave(
             "services: web spread over zones, two tenants spread over nodes, an ordered "
-            "StatefulSet",
+            "StatefulSet with a zonal volume per pod",
             [web, *tenants, headless_service("db", {"app": "db"}), db],
         ),
         Wave("an urgent Deployment on a full cluster, and a Job no node can hold", urgent),

@@ -5,12 +5,15 @@ The devices are shaped like those of the public DRA example driver
 (``kubernetes-sigs/dra-example-driver``), driver ``gpu.example.com``: one pool per node
 (named after the node), one ResourceSlice ``<node>-gpu.example.com`` with ``nodeName``
 set, and devices ``gpu-0`` ... ``gpu-<n-1>`` with the attributes ``index`` (int),
-``uuid`` (string, stable per node and index), ``model`` (``LATEST-GPU-MODEL``) and
-``driverVersion`` (version ``1.0.0``) and the capacity ``memory`` (``80Gi``).
+``uuid`` (string, stable per node and index), ``model`` (``LATEST-GPU-MODEL``, or the
+node's :data:`GPU_MODEL_ANNOTATION`) and ``driverVersion`` (version ``1.0.0``) and the
+capacity ``memory`` (``80Gi``).
 
 A simulated node (:func:`~kubesched.objects.nodes.is_simulated`) gets GPUs when its
 annotation :data:`GPUS_ANNOTATION` says how many (``--node-template`` may carry it); a
-node without it, or one a real kubelet runs, gets none. When some node has GPUs, the
+node without it, or one a real kubelet runs, gets none. The example driver has one model;
+a cluster with two kinds of GPU node (for a selector on the model to choose between)
+names the other one in :data:`GPU_MODEL_ANNOTATION`. When some node has GPUs, the
 DeviceClass ``gpu.example.com`` (``device.driver == 'gpu.example.com'``) is created if
 missing, as the example driver's chart installs it. A slice follows its node: it is made
 or corrected when the node appears or changes and deleted when the node goes (it also
@@ -35,7 +38,16 @@ from kubesched.objects.nodes import is_simulated
 if TYPE_CHECKING:
     from kubesched.controllers.manager import ControllerContext
 
-__all__ = ["DRIVER", "GPUS_ANNOTATION", "NAME", "SimulatedDRADriver", "gpu_slice", "start"]
+__all__ = [
+    "DRIVER",
+    "GPUS_ANNOTATION",
+    "GPU_MODEL_ANNOTATION",
+    "MODEL",
+    "NAME",
+    "SimulatedDRADriver",
+    "gpu_slice",
+    "start",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +55,8 @@ NAME = "dra-driver-simulator"
 DRIVER = "gpu.example.com"
 #: How many GPUs a simulated node has (``"8"``).
 GPUS_ANNOTATION = "kubesched.io/dra-gpus"
+#: The ``model`` attribute of a simulated node's GPUs (default :data:`MODEL`).
+GPU_MODEL_ANNOTATION = "kubesched.io/dra-gpu-model"
 #: The label on the slices this driver publishes: it changes and deletes only those.
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MODEL = "LATEST-GPU-MODEL"
@@ -61,6 +75,12 @@ def gpu_count(node: RawObject) -> int:
         return 0
 
 
+def gpu_model(node: RawObject) -> str:
+    """The model of the node's GPUs: :data:`GPU_MODEL_ANNOTATION`, else :data:`MODEL`."""
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(GPU_MODEL_ANNOTATION) or MODEL)
+
+
 def slice_name(node_name: str) -> str:
     return f"{node_name}-{DRIVER}"
 
@@ -70,6 +90,7 @@ def gpu_slice(node: RawObject, count: int, generation: int = 0) -> RawObject:
     meta = node["metadata"]
     node_name = str(meta["name"])
     devices = []
+    model = gpu_model(node)
     for index in range(count):
         gpu_uuid = uuid.uuid5(_UUID_NAMESPACE, f"{node_name}/{index}")
         devices.append(
@@ -78,7 +99,7 @@ def gpu_slice(node: RawObject, count: int, generation: int = 0) -> RawObject:
                 "attributes": {
                     "index": {"int": index},
                     "uuid": {"string": f"gpu-{gpu_uuid}"},
-                    "model": {"string": MODEL},
+                    "model": {"string": model},
                     "driverVersion": {"version": DRIVER_VERSION},
                 },
                 "capacity": {"memory": {"value": MEMORY}},
