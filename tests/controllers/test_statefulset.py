@@ -265,29 +265,15 @@ def test_on_delete_waits_for_the_user_and_parallel_makes_all_at_once(cluster: Co
     wait_for(lambda: exactly_running(cluster, "par", []) == {}, what="no pods")
 
 
-def select_nodes_for_claims(cluster: ControlPlane, name: str) -> None:
-    """What the scheduler's VolumeBinding does for the set's WaitForFirstConsumer claims:
-    each scheduled pod's claim is given the pod's node to be provisioned on."""
-    for pod_name, pod in pods_of(cluster, name).items():
-        node = pod["spec"].get("nodeName")
-        claim = cluster.get_json("pvc", f"www-{pod_name}")
-        if node and "volume.kubernetes.io/selected-node" not in (
-            claim["metadata"].get("annotations") or {}
-        ):
-            cluster.kubectl(
-                "annotate", "pvc", f"www-{pod_name}", f"volume.kubernetes.io/selected-node={node}"
-            )
-
-
 def test_claim_templates_become_claims_the_pods_wait_for(cluster: ControlPlane):
     assert served(cluster, "persistentvolumeclaims", "v1")
     apply(cluster, "claims", 2, "  podManagementPolicy: Parallel\n" + CLAIM_TEMPLATE)
-
-    def running_with_volumes() -> Any:
-        select_nodes_for_claims(cluster, "claims")
-        return exactly_running(cluster, "claims", ["claims-0", "claims-1"])
-
-    pods = wait_for(running_with_volumes, what="2 pods Running on provisioned volumes")
+    # The live scheduler's VolumeBinding gives each WaitForFirstConsumer claim its pod's
+    # node; the provisioner and the PV controller do the rest; then the pod is bound.
+    pods = wait_for(
+        lambda: exactly_running(cluster, "claims", ["claims-0", "claims-1"]),
+        what="2 pods Running on provisioned volumes",
+    )
     for pod_name, pod in pods.items():
         claim_name = f"www-{pod_name}"
         assert {"name": "www", "persistentVolumeClaim": {"claimName": claim_name}} in pod["spec"][
@@ -296,6 +282,8 @@ def test_claim_templates_become_claims_the_pods_wait_for(cluster: ControlPlane):
         claim = cluster.get_json("pvc", claim_name)
         assert claim["status"]["phase"] == "Bound"
         assert claim["metadata"]["labels"] == {"app": "claims"}
+        selected = claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
+        assert selected == pod["spec"]["nodeName"]
         assert claim["spec"]["storageClassName"] == "standard"
         volume = cluster.get_json("pv", claim["spec"]["volumeName"])
         (term,) = volume["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"]

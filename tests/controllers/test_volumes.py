@@ -5,8 +5,11 @@ provisioning through the simulated CSI provisioner, reclaim policies, Lost claim
 retroactive default class), the protection finalizers, the attach/detach controller and
 attacher, the simulated nodes' CSINodes, and the kubelet waiting for a pod's volumes.
 
-Until the scheduler's VolumeBinding writes ``volume.kubernetes.io/selected-node``, the
-tests write it where the scheduler would (:func:`select_node`).
+The live scheduler's VolumeBinding writes ``volume.kubernetes.io/selected-node`` for the
+pods it schedules, and the tests with such pods leave it to it. Tests of how the
+controllers react to the annotation itself (a claim no pod uses yet, a node that does not
+exist, pods bound to a node by their creator, which no scheduler sees) write it as a
+scheduler would (:func:`select_node`).
 """
 
 from __future__ import annotations
@@ -105,7 +108,8 @@ def events_of(cluster: ControlPlane, kind: str, name: str) -> list[tuple[str, st
 
 
 def select_node(cluster: ControlPlane, claim_name: str, node: str) -> None:
-    """What the scheduler's VolumeBinding does for a WaitForFirstConsumer claim."""
+    """What the scheduler's VolumeBinding does for a WaitForFirstConsumer claim, for
+    tests of the controllers' reaction to it."""
     cluster.kubectl("annotate", "--overwrite", "pvc", claim_name, f"{SELECTED_NODE}={node}")
 
 
@@ -256,11 +260,17 @@ def test_wait_for_first_consumer_claims_wait_for_the_selected_node(cluster: Cont
     found = get(cluster, "pvc", "later")
     assert found is not None and found["spec"]["storageClassName"] == "standard"
     assert found["status"]["phase"] == "Pending" and not found["spec"].get("volumeName")
-    select_node(cluster, "later", "node-2")
+    # Its first consumer: the scheduler picks the pod's node and writes it on the claim.
+    apply(cluster, pod("first-consumer", "later"))
     found = wait_for(lambda: bound(cluster, "later"), what="the provisioned claim")
+    node = wait_for(
+        lambda: (get(cluster, "pod", "first-consumer") or {}).get("spec", {}).get("nodeName"),
+        what="the consumer bound",
+    )
+    assert found["metadata"]["annotations"][SELECTED_NODE] == node
     provisioned = get(cluster, "pv", found["spec"]["volumeName"])
     assert provisioned is not None
-    assert affinity(provisioned) == ("kubernetes.io/hostname", ["node-2"])
+    assert affinity(provisioned) == ("kubernetes.io/hostname", [node])
     assert provisioned["metadata"]["annotations"]["pv.kubernetes.io/provisioned-by"] == LOCAL_DRIVER
     reasons = [r for r, _ in events_of(cluster, "PersistentVolumeClaim", "later")]
     assert {"ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"} <= set(reasons)
@@ -271,6 +281,8 @@ def test_a_selected_node_in_the_zonal_class_places_the_volume_in_its_zone(
 ) -> None:
     apply(cluster, claim("in-zone", "1Gi", cls="zonal"))
     wait_for(lambda: get(cluster, "pvc", "in-zone"), what="the claim")
+    # The provisioner's reaction to the annotation, whoever wrote it (with the scheduler:
+    # test_volumebinding_cluster.py).
     select_node(cluster, "in-zone", "node-1")
     found = wait_for(lambda: bound(cluster, "in-zone"), what="the provisioned claim")
     provisioned = get(cluster, "pv", found["spec"]["volumeName"])
@@ -284,6 +296,8 @@ def test_a_selected_node_that_is_gone_is_given_back_to_the_scheduler(
 ) -> None:
     apply(cluster, claim("nowhere", "1Gi", cls="zonal"))
     wait_for(lambda: get(cluster, "pvc", "nowhere"), what="the claim")
+    # A node that went after the scheduler chose it: written here, as no scheduler
+    # would choose a node that does not exist.
     select_node(cluster, "nowhere", "no-such-node")
     wait_for(
         lambda: any(
@@ -411,6 +425,7 @@ def test_a_pod_starts_once_its_claim_is_bound_and_attached(cluster: ControlPlane
     wait_for(lambda: phase(cluster, "pod", "no-volume") == "Running", what="the other pod Running")
     # The kubelet asked about the first pod before the second: its claim is not bound.
     assert phase(cluster, "pod", "waits-for-volume") == "Pending"
+    # Where the scheduler would have written it, had the pod been left to it.
     select_node(cluster, "attach-me", "node-2")
     wait_for(lambda: phase(cluster, "pod", "waits-for-volume") == "Running", what="Running")
     found = bound(cluster, "attach-me")
@@ -480,12 +495,14 @@ spec:
     (owner,) = made["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["name"], owner["controller"]) == ("Pod", "scratch", True)
     assert made["metadata"]["labels"] == {"kind": "cache"}
+    # The scheduler gives the claim the pod's node, and binds the pod once it is bound.
     node = wait_for(
         lambda: (get(cluster, "pod", "scratch") or {}).get("spec", {}).get("nodeName"),
         what="the pod scheduled",
     )
-    select_node(cluster, "scratch-cache", node)
     wait_for(lambda: phase(cluster, "pod", "scratch") == "Running", what="the pod Running")
+    found = bound(cluster, "scratch-cache")
+    assert found is not None and found["metadata"]["annotations"][SELECTED_NODE] == node
     cluster.kubectl("delete", "pod", "scratch", "--wait=false")
     wait_for(lambda: get(cluster, "pvc", "scratch-cache") is None, what="the claim gone with it")
 
@@ -552,6 +569,8 @@ def test_a_pod_does_not_start_where_its_volume_cannot_be_mounted(cluster: Contro
 def test_a_zonal_volume_is_not_attached_to_a_node_of_another_zone(cluster: ControlPlane) -> None:
     apply(cluster, claim("zone-bound", "1Gi", cls="zonal"))
     wait_for(lambda: get(cluster, "pvc", "zone-bound"), what="the claim")
+    # A volume in node-0's zone, for a pod its creator binds elsewhere (the attacher's
+    # reaction; a scheduler would not place the pod there).
     select_node(cluster, "zone-bound", "node-0")
     found = wait_for(lambda: bound(cluster, "zone-bound"), what="the claim bound")
     # node-0 and node-1 are in different zones (zones go round-robin over the nodes).
