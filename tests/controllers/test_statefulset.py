@@ -14,8 +14,6 @@ from typing import Any
 from control_plane import ControlPlane, wait_for
 from kubernetes import client as k8s
 
-from kubesched.controllers.statefulset import persistent_volume_claims
-
 #: The documentation's ``web`` StatefulSet ("StatefulSet Basics") and its headless
 #: Service, with {name}, {replicas} and {extra} spec lines to vary; the claim template
 #: is added by the test that needs it.
@@ -328,33 +326,3 @@ def test_rollout_history_and_undo(cluster: ControlPlane):
     revisions = apps.list_namespaced_controller_revision("default", label_selector="app=hist")
     # The undone template's revision is renumbered, not copied.
     assert sorted(r.revision for r in revisions.items) == [2, 3]
-
-
-def test_claims_are_named_labelled_and_owned_as_the_retention_policy_says():
-    sts = {
-        "metadata": {"name": "web", "namespace": "shop", "uid": "u-1"},
-        "spec": {
-            "selector": {"matchLabels": {"app": "nginx"}},
-            "volumeClaimTemplates": [
-                {"metadata": {"name": "www", "labels": {"tier": "data"}}, "spec": {}},
-                {"metadata": {"name": "logs"}, "spec": {}, "status": {"phase": "Bound"}},
-            ],
-        },
-    }
-    claims = persistent_volume_claims(sts, 3)
-    assert [c["metadata"]["name"] for c in claims] == ["www-web-3", "logs-web-3"]
-    assert claims[0]["metadata"]["labels"] == {"tier": "data", "app": "nginx"}
-    assert all(c["metadata"]["namespace"] == "shop" for c in claims)
-    assert all("ownerReferences" not in c["metadata"] for c in claims)  # Retain
-    assert "status" not in claims[1]
-    sts["spec"]["persistentVolumeClaimRetentionPolicy"] = {"whenDeleted": "Delete"}
-    set_ref = {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "name": "web",
-        "uid": "u-1",
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-    refs = [c["metadata"]["ownerReferences"] for c in persistent_volume_claims(sts, 0)]
-    assert refs == [[set_ref], [set_ref]]

@@ -18,10 +18,11 @@ ControllerRevisions (creating the update revision when the template changed), th
 - writes ``status`` and deletes revisions beyond ``revisionHistoryLimit`` that no pod uses.
 
 Each ``volumeClaimTemplates`` entry becomes a PersistentVolumeClaim of the pod
-(:func:`persistent_volume_claims`), made before the pod, whose volume of that name claims
-it (the PV controller and a provisioner bind it; the kubelet starts the pod once it is
-bound). A claim that cannot be made (a server that does not serve claims included) stops
-the pod's creation with a ``FailedCreate`` event, as upstream.
+(:func:`kubesched.objects.statefulset.claims`, which the policy lab uses too), made
+before the pod, whose volume of that name claims it (the PV controller and a provisioner
+bind it; the kubelet starts the pod once it is bound). A claim that cannot be made (a
+server that does not serve claims included) stops the pod's creation with a
+``FailedCreate`` event, as upstream.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ from kubesched.objects.statefulset import (
     POD_INDEX_LABEL,
     POD_NAME_LABEL,
     REVISION_LABEL,
-    claim_name,
+    claims,
     pod_name,
+    retention_policy,
     stateful_pod,
 )
 
@@ -186,41 +188,6 @@ def apply_revision(sts: RawObject, revision: RawObject) -> RawObject:
 def _identity_labels(sts: RawObject, ordinal: int) -> dict[str, str]:
     name = pod_name(sts, ordinal)
     return {POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal)}
-
-
-def _claim_templates(sts: RawObject) -> list[RawObject]:
-    templates = (sts.get("spec") or {}).get("volumeClaimTemplates") or []
-    return [t for t in templates if isinstance(t, dict)]
-
-
-def _retention(sts: RawObject) -> tuple[str, str]:
-    policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
-    return str(policy.get("whenDeleted") or "Retain"), str(policy.get("whenScaled") or "Retain")
-
-
-def persistent_volume_claims(sts: RawObject, ordinal: int) -> list[RawObject]:
-    """``getPersistentVolumeClaims``: the claims of ``ordinal``, named
-    ``<claim>-<set>-<ordinal>``, labelled with the template's labels and the set's
-    ``matchLabels``, owned by the set when ``whenDeleted`` is Delete."""
-    meta = sts.get("metadata") or {}
-    match_labels = ((sts.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-    when_deleted, _ = _retention(sts)
-    claims = []
-    for template in _claim_templates(sts):
-        claim = copy.deepcopy(template)
-        claim.pop("status", None)
-        cmeta = claim.setdefault("metadata", {})
-        name = str(cmeta.get("name") or "")
-        cmeta["name"] = claim_name(sts, name, ordinal)
-        cmeta["namespace"] = meta.get("namespace") or "default"
-        cmeta["labels"] = {**(cmeta.get("labels") or {}), **match_labels}
-        if when_deleted == "Delete":
-            ref = controller_ref(sts, API_VERSION, KIND)
-            cmeta["ownerReferences"] = [ref]
-        claim["apiVersion"] = "v1"
-        claim["kind"] = "PersistentVolumeClaim"
-        claims.append(claim)
-    return claims
 
 
 # --- the controller -------------------------------------------------------------------
@@ -683,7 +650,7 @@ class StatefulSetController:
 
     async def _create_claims(self, sts: RawObject, ordinal: int) -> None:
         """``createPersistentVolumeClaims``: each missing claim of ``ordinal``."""
-        for claim in persistent_volume_claims(sts, ordinal):
+        for claim in claims(sts, ordinal):
             cmeta = claim["metadata"]
             try:
                 await self.client.get(PERSISTENT_VOLUME_CLAIMS, cmeta["name"], cmeta["namespace"])
@@ -704,13 +671,13 @@ class StatefulSetController:
         """With ``whenScaled: Delete``, a scaled-down pod's claims become owned by the
         pod, so the garbage collector deletes them after it
         (``updateClaimOwnerRefForSetAndPod``)."""
-        _, when_scaled = _retention(sts)
+        _, when_scaled = retention_policy(sts)
         if when_scaled != "Delete":
             return
         _, ordinal = _parent_and_ordinal(pod)
         ref = controller_ref(pod, "v1", "Pod")
         set_uid = (sts.get("metadata") or {}).get("uid")
-        for claim in persistent_volume_claims(sts, ordinal):
+        for claim in claims(sts, ordinal):
             cmeta = claim["metadata"]
             try:
                 live = await self.client.get(

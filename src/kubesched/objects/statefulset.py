@@ -25,6 +25,7 @@ __all__ = [
     "claims",
     "ordinals",
     "pod_name",
+    "retention_policy",
     "revision_name",
     "stateful_pod",
 ]
@@ -53,22 +54,36 @@ def claim_name(sts: Mapping[str, Any], claim: str, ordinal: int) -> str:
     return f"{claim}-{_name(sts)}-{ordinal}"
 
 
+def retention_policy(sts: Mapping[str, Any]) -> tuple[str, str]:
+    """``persistentVolumeClaimRetentionPolicy`` as ``(whenDeleted, whenScaled)``, each
+    ``Retain`` when unset (the API's default)."""
+    policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+    return str(policy.get("whenDeleted") or "Retain"), str(policy.get("whenScaled") or "Retain")
+
+
 def claims(sts: Mapping[str, Any], ordinal: int) -> list[Raw]:
-    """``getPersistentVolumeClaims``: the claims of the replica ``ordinal``, one per
-    ``volumeClaimTemplates`` entry, named ``<claim>-<set>-<ordinal>`` in the set's
-    namespace, with the template's labels and the selector's ``matchLabels``."""
+    """``getPersistentVolumeClaims``: the claims of the replica ``ordinal`` as the
+    StatefulSet controller creates them, one per ``volumeClaimTemplates`` entry, named
+    ``<claim>-<set>-<ordinal>`` in the set's namespace, with the template's labels and
+    the selector's ``matchLabels``, no status, and the set as controller when
+    ``whenDeleted`` is Delete (``updateClaimOwnerRefForSetAndPod`` at creation).
+    The policy lab expands a set's claims with it too."""
     spec = sts.get("spec") or {}
     meta = sts.get("metadata") or {}
     selector = (spec.get("selector") or {}).get("matchLabels") or {}
+    when_deleted, _ = retention_policy(sts)
     out: list[Raw] = []
     for template in spec.get("volumeClaimTemplates") or ():
         if not isinstance(template, Mapping):
             continue
         claim = copy.deepcopy(dict(template))
+        claim.pop("status", None)
         claim_meta = dict(claim.get("metadata") or {})
         claim_meta["name"] = claim_name(sts, _name(template), ordinal)
         claim_meta["namespace"] = meta.get("namespace") or "default"
         claim_meta["labels"] = {**(claim_meta.get("labels") or {}), **selector}
+        if when_deleted == "Delete":
+            claim_meta["ownerReferences"] = [controller_ref(sts, "apps/v1", "StatefulSet")]
         claim.update(apiVersion="v1", kind="PersistentVolumeClaim", metadata=claim_meta)
         claim.setdefault("spec", {})
         out.append(claim)
