@@ -9,9 +9,11 @@ from pathlib import Path
 
 from kubesched.kube import KubeError
 from kubesched.objects.pod import Pod
+from kubesched.objects.podtemplate import controller_of
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.sim import report
 from kubesched.sim.capacity import capacity
+from kubesched.sim.files import ClusterObjects
 from kubesched.sim.lab import load_cluster
 
 
@@ -82,6 +84,7 @@ def _count(args: argparse.Namespace, cluster_file: Path, source: str) -> int:
         if any(name == other for other, _ in shapes):
             raise UserError(f"--pod {path}: a shape named {name} is given already")
         shapes.append((name, mine[0]))
+        _add_claim_sources(cluster, loaded)
     inputs = {"cluster": source, "pods": list(args.pod), "config": args.config}
     data = capacity(
         cluster,
@@ -96,6 +99,25 @@ def _count(args: argparse.Namespace, cluster_file: Path, source: str) -> int:
     emit(args.output, data, lambda: report.capacity_table(data))
     write_report(args.report, data)
     return 0
+
+
+def _add_claim_sources(cluster: ClusterObjects, loaded: ClusterObjects) -> None:
+    """The ResourceClaimTemplates and ResourceClaims a ``--pod`` file brings, added to
+    the cluster the copies are counted on (the claims made for the file's own pods from
+    templates are left out: each copy gets its own)."""
+    templates = {(t.namespace, t.name) for t in cluster.resource_claim_templates}
+    for template in loaded.resource_claim_templates:
+        if (template.namespace, template.name) not in templates:
+            templates.add((template.namespace, template.name))
+            cluster.resource_claim_templates.append(template)
+    claims = {(c.namespace, c.name) for c in cluster.resource_claims}
+    for claim, raw in zip(loaded.resource_claims, loaded.resource_claims_raw, strict=True):
+        owner = controller_of(raw)
+        if (claim.namespace, claim.name) in claims or (owner and owner.get("kind") == "Pod"):
+            continue
+        claims.add((claim.namespace, claim.name))
+        cluster.resource_claims.append(claim)
+        cluster.resource_claims_raw.append(raw)
 
 
 def _shape_name(pod: Pod, owner: tuple[str, str, str] | None) -> str:

@@ -9,21 +9,30 @@ taint), which is the node's limiting reason. With several shapes, each is counte
 on the cluster as it is, then a mix is placed round-robin in the order given (a shape
 that no longer fits drops out; the others go on) until none fits.
 
+Each copy is a pod of its own: a ``spec.resourceClaims`` entry that names a
+ResourceClaimTemplate gets a claim of its own, made as the resource-claim controller
+would (as ``simulate`` does), so devices allocated to one copy are gone for the next; an
+entry naming a ResourceClaim shares that claim, as every copy of a real pod would.
+
 Deviation from cluster-capacity: the copies never preempt (``preemptionPolicy: Never``):
 the question is how much room is free, not what the shape could take from others.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubesched.config import KubeSchedulerConfiguration
+from kubesched.framework.apiclient import RESOURCE_CLAIMS
 from kubesched.framework.registry import Registry
 from kubesched.framework.types import NodeToStatus
 from kubesched.objects.pod import Pod
 from kubesched.objects.resources import Resource
+from kubesched.objects.workloadpods import Names
 from kubesched.sim import document
+from kubesched.sim.dra import attach_claims, template_claims
 from kubesched.sim.files import ClusterObjects
 from kubesched.sim.lab import cluster_lister
 from kubesched.sim.simulator import Simulator
@@ -59,16 +68,30 @@ class _Count:
             seed=seed,
             tie_break="per-pod",
         )
+        # The claims of the files, where DynamicResources' PreBind writes allocations.
+        attach_claims(self.sim, cluster)
+        self.templates = {(t.namespace, t.name): t for t in cluster.resource_claim_templates}
+        self.names = Names(random.Random(seed))
         self.per_node: dict[str, dict[str, int]] = {}
         self.failure: dict[str, tuple[str, NodeToStatus | None]] = {}
 
     def place(self, shape: Pod, name: str, index: int) -> bool:
         """Schedule copy ``index`` of ``shape``; False (and the reasons kept) if it fails."""
+        # A copy's claims from templates are its own, not the shape's.
+        from_templates = {e.name for e in shape.resource_claims if e.resource_claim_template_name}
         copy = shape.evolve(
             name=f"{shape.name}-capacity-{index}",
             uid=f"capacity-{name}-{index}",
             preemption_policy=NEVER,
+            resource_claim_statuses={
+                entry: claim
+                for entry, claim in shape.resource_claim_statuses.items()
+                if entry not in from_templates
+            },
         )
+        copy, claims = template_claims(copy, self.templates, self.names)
+        for raw in claims:
+            self.sim.api.add(RESOURCE_CLAIMS, raw)
         (placement,) = self.sim.run([copy])
         if placement.node is None:
             self.failure[name] = (placement.message or "unschedulable", placement.statuses)

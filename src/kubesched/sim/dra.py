@@ -13,7 +13,7 @@ allocated to one pod is gone for the next, and a shared claim is allocated once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.apiclient import RESOURCE_CLAIMS, APIResource, RawObject
@@ -25,7 +25,15 @@ from kubesched.objects.workloadpods import Names
 from kubesched.sim.files import ClusterObjects
 from kubesched.sim.simulator import Simulator
 
-__all__ = ["attach_claims", "dra_objects", "keep_claims_listed", "make_template_claims"]
+__all__ = [
+    "attach_claims",
+    "dra_objects",
+    "keep_claims_listed",
+    "make_template_claims",
+    "template_claims",
+]
+
+Templates = Mapping[tuple[str, str], ResourceClaimTemplate]
 
 
 def make_template_claims(cluster: ClusterObjects, pods: Sequence[Pod], names: Names) -> list[Pod]:
@@ -42,25 +50,37 @@ def make_template_claims(cluster: ClusterObjects, pods: Sequence[Pod], names: Na
     templates = {(t.namespace, t.name): t for t in cluster.resource_claim_templates}
     out = []
     for pod in pods:
-        statuses = dict(pod.resource_claim_statuses)
-        for entry in pod.resource_claims:
-            name = entry.resource_claim_template_name
-            if name is None or entry.name in statuses:
-                continue
-            template: ResourceClaimTemplate | None = templates.get((pod.namespace, name))
-            if template is None:
-                continue
-            raw = claim_from_template(pod, entry.name, template)
-            meta = raw["metadata"]
-            meta["name"] = names.generate(meta["generateName"])
-            meta["uid"] = names.uid()
+        pod, made = template_claims(pod, templates, names)
+        for raw in made:
             cluster.resource_claims_raw.append(raw)
             cluster.resource_claims.append(ResourceClaim.from_dict(raw))
-            statuses[entry.name] = meta["name"]
-        if statuses != dict(pod.resource_claim_statuses):
-            pod = pod.evolve(resource_claim_statuses=statuses)
         out.append(pod)
     return out
+
+
+def template_claims(pod: Pod, templates: Templates, names: Names) -> tuple[Pod, list[RawObject]]:
+    """The claims the resource-claim controller would create for ``pod``'s entries that
+    name a template in ``templates`` (by namespace and name) and have no claim yet in its
+    ``status.resourceClaimStatuses``, named from ``names``; and the pod with those
+    entries filled in."""
+    statuses = dict(pod.resource_claim_statuses)
+    made = []
+    for entry in pod.resource_claims:
+        name = entry.resource_claim_template_name
+        if name is None or entry.name in statuses:
+            continue
+        template: ResourceClaimTemplate | None = templates.get((pod.namespace, name))
+        if template is None:
+            continue
+        raw = claim_from_template(pod, entry.name, template)
+        meta = raw["metadata"]
+        meta["name"] = names.generate(meta["generateName"])
+        meta["uid"] = names.uid()
+        made.append(raw)
+        statuses[entry.name] = meta["name"]
+    if statuses != dict(pod.resource_claim_statuses):
+        pod = pod.evolve(resource_claim_statuses=statuses)
+    return pod, made
 
 
 def dra_objects(cluster: ClusterObjects) -> list[Any]:
