@@ -492,6 +492,22 @@ def test_device_class_with_too_many_selectors_is_refused(apiserver):
     assert _causes(reply) == ["spec.selectors: Too many: 33: must have at most 32 items"]
 
 
+def test_extended_resource_name_is_dropped_as_with_the_gate_off_in_1_34(apiserver):
+    # DRAExtendedResource is alpha and off in 1.34: deviceClassStrategy drops the field on
+    # create, and on update of a class that does not have it (even an invalid value).
+    body = make_device_class("extended").selector("device.driver == 'gpu.example.com'").obj()
+    body["spec"]["extendedResourceName"] = "example.com/gpu"
+    status, created = _create(apiserver, "deviceclasses", body)
+    assert status == 201, created
+    assert "extendedResourceName" not in created["spec"]
+    created["spec"]["extendedResourceName"] = "not a resource name"
+    status, updated = call(apiserver, "PUT", f"{GROUP}/deviceclasses/extended", created)
+    assert status == 200, updated
+    assert "extendedResourceName" not in updated["spec"]
+    status, read = call(apiserver, "GET", f"{GROUP}/deviceclasses/extended")
+    assert status == 200 and "extendedResourceName" not in read["spec"]
+
+
 @needs_kubectl
 def test_kubectl_apply_refuses_an_unknown_field(kubectl, tmp_path):
     manifest = tmp_path / "typo.yaml"

@@ -194,3 +194,26 @@ def test_explain_with_dynamic_resources_alone(
         assert f"DynamicResources: cannot allocate all claims ({node_a['detail']})" in (
             capsys.readouterr().out
         )
+
+
+def test_extended_resources_backed_by_dra_are_plain_extended_resources_as_in_1_34(
+    tmp_path: Path,
+) -> None:
+    # DRAExtendedResource is alpha and off in 1.34: a class's extendedResourceName is
+    # dropped as the API server drops it, so a pod asking for that resource gets no
+    # device; NodeResourcesFit finds no node with it.
+    backed = make_device_class(DRIVER).selector(f"device.driver == '{DRIVER}'").obj()
+    backed["spec"]["extendedResourceName"] = "example.com/gpu"
+    wants = make_pod("wants-gpu").req(cpu="100m").dict()
+    wants["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+    wants["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    objects = [node("node-a"), backed, gpus("node-a", "gpu-0"), wants]
+    cluster, pending = load_cluster(write(tmp_path, objects), seed=1)
+    (device_class,) = cluster.device_classes
+    assert device_class.extended_resource_name == ""
+    result = simulate(cluster, pending, default_config(), in_tree_registry(), seed=1)
+    (placement,) = result.placements
+    assert placement.node is None
+    assert placement.message is not None
+    assert placement.message.startswith("0/1 nodes are available: 1 Insufficient example.com/gpu.")
+    assert result.simulator.api.list(RESOURCE_CLAIMS) == []

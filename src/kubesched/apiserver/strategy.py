@@ -30,6 +30,7 @@ from kubesched.apiserver.resources import (
     CRONJOBS,
     DAEMONSETS,
     DEPLOYMENTS,
+    DEVICECLASSES,
     JOBS,
     REPLICASETS,
     REPLICATIONCONTROLLERS,
@@ -38,6 +39,7 @@ from kubesched.apiserver.resources import (
     Resource,
 )
 from kubesched.apiserver.watch import Object
+from kubesched.objects.dra.gates import drop_disabled_device_class_fields
 from kubesched.objects.workloadpods import generate_job_selector
 
 #: metav1.FinalizerOrphanDependents and metav1.FinalizerDeleteDependents.
@@ -90,12 +92,19 @@ def prepare_for_create(res: Resource, obj: Object) -> None:
         generate_job_selector(obj)
     elif res == DAEMONSETS:
         _set_template_generation(obj, max(_template_generation(obj), 1))
+    elif res == DEVICECLASSES:
+        # DRAExtendedResource is alpha and off in 1.34: the field is dropped.
+        drop_disabled_device_class_fields(obj)
 
 
 def prepare_for_update(res: Resource, new: Object, old: Object, subresource: str) -> None:
     """``PrepareForUpdate`` beyond keeping status and generation (the store's): a
     DaemonSet's template generation is the server's, one more when the template changes
-    (daemonSetStrategy.PrepareForUpdate)."""
+    (daemonSetStrategy.PrepareForUpdate); a DeviceClass loses the fields of gates that are
+    off unless it had them."""
+    if res == DEVICECLASSES and subresource == "":
+        drop_disabled_device_class_fields(new, old)
+        return
     if res != DAEMONSETS or subresource != "":
         return
     generation = _template_generation(old)

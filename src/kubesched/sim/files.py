@@ -25,6 +25,7 @@ import yaml
 from kubesched.objects import defaults, jsontext, validation
 from kubesched.objects.defaults_workloads import default_pod_template
 from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
+from kubesched.objects.dra.gates import drop_disabled_device_class_fields
 from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.node import Node
@@ -295,6 +296,9 @@ def admit(kind: str, obj: dict[str, Any], names: Names | None = None) -> list[st
         defaults.on_create(kind, obj)
         if kind == "Job":
             generate_job_selector(obj)
+        elif kind == "DeviceClass":
+            # As the server's create: DRAExtendedResource is off in 1.34.
+            drop_disabled_device_class_fields(obj)
         _default_unserved(kind, obj)
         checked = _with_claim_volumes(obj) if kind == "StatefulSet" else obj
         errs = validation.validate_create(

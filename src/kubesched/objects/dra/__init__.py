@@ -6,6 +6,7 @@
   ResourceClaimTemplate.
 - :mod:`.podclaims`: a pod's ``spec.resourceClaims``, the claims the resource-claim
   controller makes from templates, and how a pod's claim names are resolved.
+- :mod:`.gates`: fields of gates off in 1.34 that a write drops, as kube-apiserver does.
 - :mod:`.cel`: the CEL environment of device selectors (compiled once, results cached
   per device).
 
