@@ -217,3 +217,35 @@ def test_extended_resources_backed_by_dra_are_plain_extended_resources_as_in_1_3
     assert placement.message is not None
     assert placement.message.startswith("0/1 nodes are available: 1 Insufficient example.com/gpu.")
     assert result.simulator.api.list(RESOURCE_CLAIMS) == []
+
+
+def test_a_cel_runtime_error_on_one_node_aborts_the_attempt_though_another_node_fits(
+    tmp_path: Path,
+) -> None:
+    # 1.34's Filter returns Error for a CEL runtime error (statusError: "something wrong
+    # with the claim or class"), and an Error on any node ends the attempt, even when
+    # another node's device satisfies the selector.
+    with_foo = gpus("node-a", "gpu-0")
+    with_foo["spec"]["devices"][0]["attributes"]["foo"] = {"int": 1}
+    template = make_claim("foo-gpu", "default").request("gpu", DRIVER).template()
+    template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["selectors"] = [
+        {"cel": {"expression": f"device.attributes['{DRIVER}'].foo == 1"}}
+    ]
+    objects = [
+        node("node-a"),
+        node("node-b"),
+        GPU_CLASS,
+        with_foo,
+        gpus("node-b", "gpu-0"),
+        template,
+        pod("trainer", template="foo-gpu"),
+    ]
+    cluster, pending = load_cluster(write(tmp_path, objects), seed=1)
+    result = simulate(cluster, pending, default_config(), in_tree_registry(), seed=1)
+    (placement,) = result.placements
+    assert placement.node is None
+    claim = pending[0].resource_claim_statuses["gpu"]
+    assert placement.message == (
+        'running "DynamicResources" filter plugin: '
+        f"claim default/{claim}: selector #0: CEL runtime error: no such key: foo"
+    )
