@@ -94,9 +94,11 @@ def test_simulated_nodes_with_gpus_publish_them(cluster: ControlPlane) -> None:
     # Another model: every GPU of the node has it, in a newer generation again.
     cluster.kubectl("annotate", "node", "node-1", f"{GPU_MODEL_ANNOTATION}=OLDER-GPU-MODEL")
     remodelled = wait_for(
-        lambda: (s := gpu_slice(cluster))
-        and s["spec"]["devices"][0]["attributes"]["model"]["string"] == "OLDER-GPU-MODEL"
-        and s,
+        lambda: (
+            (s := gpu_slice(cluster))
+            and s["spec"]["devices"][0]["attributes"]["model"]["string"] == "OLDER-GPU-MODEL"
+            and s
+        ),
         what="the other model",
     )
     models = {d["attributes"]["model"]["string"] for d in remodelled["spec"]["devices"]}
