@@ -6,7 +6,8 @@ StatefulSets / ReplicationControllers behind PodTopologySpread's default constra
 storage objects the volume plugins read (StorageClasses, CSIDrivers, CSINodes,
 PersistentVolumes and their claims, CSIStorageCapacities, VolumeAttachments; a server that
 does not serve one has none), Dynamic Resource Allocation's DeviceClasses, ResourceSlices,
-ResourceClaimTemplates and ResourceClaims (with their allocations), and the Jobs and
+ResourceClaimTemplates and ResourceClaims (with their allocations), scheduler-plugins'
+PodGroups and ElasticQuotas (when their CRDs are installed), and the Jobs and
 DaemonSets that own the pods copied — and writes them as one ``kind: List``
 that ``kubesched simulate --cluster`` and ``kubesched explain --cluster`` load. Pending
 pods (not bound, not finished) go to ``--pending FILE`` for ``simulate --pods``, so a
@@ -49,11 +50,13 @@ from kubesched.kube.resources import (
     CSI_DRIVERS,
     CSI_NODES,
     CSI_STORAGE_CAPACITIES,
+    ELASTIC_QUOTAS,
     NAMESPACES,
     NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
     POD_DISRUPTION_BUDGETS,
+    POD_GROUPS,
     PODS,
     PRIORITY_CLASSES,
     REPLICA_SETS,
@@ -128,6 +131,10 @@ _STORAGE_RESOURCES: tuple[Resource[Any], ...] = (
     CSI_STORAGE_CAPACITIES,
     VOLUME_ATTACHMENTS,
 )
+#: scheduler-plugins' PodGroups and ElasticQuotas, copied with spec and status (gang and
+#: quota scheduling read both); a server without their CRDs has none.
+_SCHEDULING_RESOURCES: tuple[Resource[Any], ...] = (POD_GROUPS, ELASTIC_QUOTAS)
+_SCHEDULING_KINDS = frozenset(r.kind for r in _SCHEDULING_RESOURCES)
 #: What of each storage object is kept (besides metadata): what matching, binding and the
 #: volume plugins read.
 _STORAGE_FIELDS: dict[str, tuple[str, ...]] = {
@@ -263,6 +270,10 @@ def _trim(raw: Raw, keep_annotations: bool) -> Raw:
         out["status"] = _pick(
             status, ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "disruptedPods")
         )
+    elif kind in _SCHEDULING_KINDS:
+        out["spec"] = spec
+        if status:
+            out["status"] = status
     elif kind in _DRA_KINDS:
         out["spec"] = spec
         if kind == "ResourceClaim":
@@ -353,7 +364,7 @@ async def export_cluster(
             if resource is NAMESPACES and namespaces:
                 items = [i for i in items if i.get("metadata", {}).get("name") in namespaces]
             listed.extend(items)
-    for resource in _STORAGE_RESOURCES:
+    for resource in (*_STORAGE_RESOURCES, *_SCHEDULING_RESOURCES):
         scopes: Sequence[str | None] = namespaces if resource.namespaced and namespaces else [None]
         try:
             for scope in scopes:

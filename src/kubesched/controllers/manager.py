@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kubesched.controllers.crds import install_crds
 from kubesched.controllers.options import ControllerOptions
 from kubesched.kube import Client, ConnectionConfig, NotFound
 from kubesched.kube.informers import SharedInformerFactory
@@ -103,6 +104,9 @@ class ControllerDescriptor:
     requires: tuple[Resource[Any], ...] = ()
     #: Resources the controller uses when they are served (it asks ``ctx.serves``).
     optional: tuple[Resource[Any], ...] = ()
+    #: The CustomResourceDefinitions that serve the controller's resources, installed
+    #: (when missing and ``options.install_crds``) before ``requires`` is checked.
+    crds: Callable[[], list[dict[str, Any]]] | None = None
 
 
 def is_enabled(name: str, selection: Collection[str]) -> bool:
@@ -162,10 +166,13 @@ class ControllerManager:
         served: dict[str, set[str] | None] = {}
         ctx = ControllerContext(informers, self.options, self._client, _served=served)
         self._context = ctx
+        installed: set[str] = set()
         try:
             for descriptor in self.descriptors:
                 if not is_enabled(descriptor.name, self.selection):
                     continue
+                if descriptor.crds is not None and self.options.install_crds:
+                    await _install(self._informer_client, descriptor, installed, served)
                 for resource in descriptor.optional:
                     await _serves(self._informer_client, resource, served)
                 missing = [
@@ -222,6 +229,25 @@ async def _run(name: str, controller: Controller) -> None:
         raise
     except Exception:  # a bug: say so; the other controllers keep running
         log.exception("controller %s stopped with an error", name)
+
+
+async def _install(
+    client: Client,
+    descriptor: ControllerDescriptor,
+    installed: set[str],
+    served: dict[str, set[str] | None],
+) -> None:
+    """Install the CRDs of ``descriptor`` not installed yet by this start."""
+    assert descriptor.crds is not None
+    crds = [c for c in descriptor.crds() if c["metadata"]["name"] not in installed]
+    if not crds:
+        return
+    await install_crds(client, crds, who=descriptor.name)
+    for crd in crds:
+        installed.add(crd["metadata"]["name"])
+        for version in crd["spec"]["versions"]:
+            # Discovery answered before the install is stale now.
+            served.pop(f"{crd['spec']['group']}/{version['name']}", None)
 
 
 async def _serves(

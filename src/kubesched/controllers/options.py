@@ -66,3 +66,6 @@ class ControllerOptions:
     #: csi-node-registrar: install the StorageClasses ``standard`` (default) and
     #: ``zonal`` of the simulated CSI drivers when it starts.
     install_storage_classes: bool = True
+    #: podgroup-controller, elasticquota-controller: install scheduler-plugins' PodGroup
+    #: and ElasticQuota CRDs when the server lacks them, at start (kept if present).
+    install_crds: bool = True

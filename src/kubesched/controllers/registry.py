@@ -9,15 +9,18 @@ from kubesched.controllers import (
     daemonset,
     disruption,
     dradriver,
+    elasticquota,
     garbagecollector,
     job,
     kubelet,
     podgc,
+    podgroup,
     replicaset,
     resourceclaim,
     serviceaccount,
     statefulset,
 )
+from kubesched.controllers.crds import scheduling_crds
 from kubesched.controllers.csi import attacher as csi_attacher
 from kubesched.controllers.csi import nodes as csi_nodes
 from kubesched.controllers.csi import provisioner as csi_provisioner
@@ -34,9 +37,11 @@ from kubesched.controllers.volume.resources import (
 )
 from kubesched.kube.resources import (
     DEVICE_CLASSES,
+    ELASTIC_QUOTAS,
     NAMESPACES,
     NODES,
     POD_DISRUPTION_BUDGETS,
+    POD_GROUPS,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
@@ -115,6 +120,10 @@ CONTROLLERS: tuple[ControllerDescriptor, ...] = (
         (PODS, RESOURCE_CLAIMS, RESOURCE_CLAIM_TEMPLATES),
     ),
     ControllerDescriptor(dradriver.NAME, dradriver.start, (NODES, RESOURCE_SLICES, DEVICE_CLASSES)),
+    ControllerDescriptor(podgroup.NAME, podgroup.start, (POD_GROUPS, PODS), crds=scheduling_crds),
+    ControllerDescriptor(
+        elasticquota.NAME, elasticquota.start, (ELASTIC_QUOTAS, PODS), crds=scheduling_crds
+    ),
 )
 
 

@@ -27,9 +27,11 @@ from kubesched.objects.defaults_workloads import default_pod_template
 from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
 from kubesched.objects.dra.gates import drop_disabled_device_class_fields
 from kubesched.objects.dra.slices import DeviceClass, ResourceSlice
+from kubesched.objects.elasticquota import ElasticQuota
 from kubesched.objects.errors import ObjectError
 from kubesched.objects.node import Node
 from kubesched.objects.pod import Pod
+from kubesched.objects.podgroup import PodGroup
 from kubesched.objects.policy import (
     WORKLOAD_KINDS,
     Namespace,
@@ -79,6 +81,9 @@ class ClusterObjects:
     resource_slices: list[ResourceSlice] = field(default_factory=list)
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    #: scheduler-plugins' PodGroups and ElasticQuotas (scheduling.x-k8s.io/v1alpha1).
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    elastic_quotas: list[ElasticQuota] = field(default_factory=list)
     #: The same storage objects as written (defaulted): the simulator's API store holds
     #: them, so that PreBind can write them back whole.
     storage_raw: list[dict[str, Any]] = field(default_factory=list)
@@ -236,6 +241,8 @@ _DECODERS: dict[str, Any] = {
     "ResourceSlice": ("resource_slices", ResourceSlice.from_dict),
     "ResourceClaim": ("resource_claims", ResourceClaim.from_dict),
     "ResourceClaimTemplate": ("resource_claim_templates", ResourceClaimTemplate.from_dict),
+    "PodGroup": ("pod_groups", PodGroup.from_dict),
+    "ElasticQuota": ("elastic_quotas", ElasticQuota.from_dict),
 }
 
 #: The scope and API group of each kind read (namespaced, served by the core API), which
@@ -265,6 +272,8 @@ _SCOPES: dict[str, tuple[bool, bool]] = {
     "ResourceSlice": (False, False),
     "ResourceClaim": (True, False),
     "ResourceClaimTemplate": (True, False),
+    "PodGroup": (True, False),
+    "ElasticQuota": (True, False),
 }
 
 
@@ -523,4 +532,12 @@ def _duplicates(objs: ClusterObjects, path: Path) -> list[str]:
         if (kind, name) in stored:
             problems.append(f'{path}: {kind} "{name}": Duplicate value: a {kind} of that name')
         stored.add((kind, name))
+    for kind, keyed in (("PodGroup", objs.pod_groups), ("ElasticQuota", objs.elastic_quotas)):
+        keys: set[str] = set()
+        for item in keyed:
+            if item.key in keys:
+                problems.append(
+                    f'{path}: {kind} "{item.key}": Duplicate value: a {kind} of that name'
+                )
+            keys.add(item.key)
     return problems

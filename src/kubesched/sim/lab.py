@@ -69,6 +69,8 @@ def load_cluster(
         cluster.resource_claims.extend(extra.resource_claims)
         cluster.resource_claims_raw.extend(extra.resource_claims_raw)
         cluster.resource_claim_templates.extend(extra.resource_claim_templates)
+        cluster.pod_groups.extend(extra.pod_groups)
+        cluster.elastic_quotas.extend(extra.elastic_quotas)
         cluster.owners.update(extra.owners)
         cluster.warnings.extend(extra.warnings)
     known = {p.key for p in cluster.pods}
@@ -88,10 +90,16 @@ def load_cluster(
 
 
 def cluster_lister(cluster: ClusterObjects) -> StaticClusterLister:
-    """What plugins list beyond nodes and pods: PDBs, namespaces, workloads, storage, and
-    the resource.k8s.io objects."""
+    """What plugins list beyond nodes and pods: PDBs, namespaces, workloads, storage,
+    the resource.k8s.io objects, PodGroups and ElasticQuotas."""
     return StaticClusterLister(
-        cluster.pdbs, cluster.namespaces, cluster.workloads, cluster.storage, dra_objects(cluster)
+        cluster.pdbs,
+        cluster.namespaces,
+        cluster.workloads,
+        cluster.storage,
+        dra_objects(cluster),
+        cluster.pod_groups,
+        cluster.elastic_quotas,
     )
 
 

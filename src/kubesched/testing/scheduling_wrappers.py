@@ -8,6 +8,7 @@ code as real objects.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from kubesched.objects.elasticquota import ElasticQuota
@@ -55,6 +56,10 @@ class PodGroupWrapper:
         self.raw.setdefault("status", {}).update(fields)
         return self
 
+    def dict(self) -> dict[str, Any]:
+        """A copy of the wire object (for files and API calls)."""
+        return copy.deepcopy(self.raw)
+
     def obj(self) -> PodGroup:
         return PodGroup.from_dict(self.raw)
 
@@ -81,6 +86,10 @@ class ElasticQuotaWrapper:
     def used(self, **amounts: str) -> ElasticQuotaWrapper:
         self.raw.setdefault("status", {})["used"] = _resources(**amounts)
         return self
+
+    def dict(self) -> dict[str, Any]:
+        """A copy of the wire object (for files and API calls)."""
+        return copy.deepcopy(self.raw)
 
     def obj(self) -> ElasticQuota:
         return ElasticQuota.from_dict(self.raw)
