@@ -140,6 +140,29 @@ defs = {
             ),
         }
     ),
+    "gangs": arr(
+        obj(
+            {
+                "podGroup": s,
+                "minMember": ni,
+                "members": i,
+                "placed": i,
+                "pending": i,
+                "phase": ns,
+            }
+        )
+    ),
+    "quotas": arr(
+        obj(
+            {
+                "elasticQuota": s,
+                "namespace": s,
+                "used": mapof(i),
+                "min": {"type": ["object", "null"], "additionalProperties": i},
+                "max": {"type": ["object", "null"], "additionalProperties": i},
+            }
+        )
+    ),
 }
 common = {"apiVersion": {"const": "lab.kubesched.io/v1alpha1"}, "metadata": ref("metadata")}
 sim = obj(
@@ -154,6 +177,8 @@ sim = obj(
         "spread": ref("spread"),
         "pending": ref("pending"),
         "explained": arr(ref("explanation")),
+        "gangs": ref("gangs"),
+        "quotas": ref("quotas"),
     }
 )
 exp = obj(

@@ -24,7 +24,7 @@ from kubesched.objects.errors import ObjectError
 from kubesched.objects.pod import Pod
 from kubesched.objects.priority import PriorityResolver
 from kubesched.objects.workloadpods import Names
-from kubesched.sim import document
+from kubesched.sim import document, gangreport
 from kubesched.sim.dra import attach_claims, dra_objects, make_template_claims
 from kubesched.sim.expand import expand_manifests
 from kubesched.sim.files import ClusterObjects, InputError, load_objects
@@ -372,8 +372,8 @@ def simulation_document(
     result: SimulationResult, seed: int | None, inputs: dict[str, Any]
 ) -> dict[str, Any]:
     """The ``simulate`` report document: ``simulation_json``'s fields (unchanged) and the
-    views of the report: node usage, spread per workload, pending pods by reason, KPIs and
-    the explained pods."""
+    views of the report: node usage, spread per workload, pending pods by reason, KPIs,
+    the explained pods, and the gangs and quotas (:mod:`kubesched.sim.gangreport`)."""
     snapshot = result.simulator.snapshot()
     order = result.node_order
     usage = document.node_usage(snapshot, order)
@@ -387,6 +387,12 @@ def simulation_document(
         "spread": document.spread(snapshot, result.owners, order),
         "pending": document.pending_section(pending, [n["name"] for n in usage]),
         "explained": result.explained,
+        "gangs": gangreport.gangs(
+            result.simulator.cluster.pod_groups(),
+            snapshot,
+            [p.pod for p in result.placements if p.node is None],
+        ),
+        "quotas": gangreport.quotas(result.simulator.cluster.elastic_quotas(), snapshot),
     }
 
 

@@ -52,11 +52,72 @@ def simulation_table(data: dict[str, Any]) -> str:
             ]
         )
     out += "\n" + _table(["NODE", "PODS", "CPU", "CPU%", "MEMORY", "MEM%"], node_rows)
+    out += _gangs_and_quotas(data)
     s = data["summary"]
     out += (
         f"\n{s['scheduled']} scheduled, {s['unschedulable']} unschedulable, "
         f"{s['preempted']} preempted, of {s['pods']} pods\n"
     )
+    return out
+
+
+def _amount(name: str, value: int | None) -> str:
+    if value is None:
+        return "-"
+    if name == "cpu":
+        return f"{value}m"
+    if name in ("memory", "ephemeral-storage"):
+        return _mem(value)
+    return str(value)
+
+
+#: A ``max`` that is set but does not name one of these allows none of it (upstream
+#: compares them field by field); an extended resource it does not name is unlimited.
+_NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
+
+
+def _max_of(maximum: dict[str, int] | None, name: str) -> int | None:
+    if maximum is None:
+        return None  # no max: no limit
+    if name in maximum:
+        return maximum[name]
+    return 0 if name in _NATIVE else None
+
+
+def _gangs_and_quotas(data: dict[str, Any]) -> str:
+    """The PodGroups (placed of members, against minMember) and the ElasticQuotas (use
+    against min and max, one row per resource), when the run had any."""
+    out = ""
+    gangs = data.get("gangs") or []
+    if gangs:
+        rows = [
+            [
+                g["podGroup"],
+                str(g["placed"]),
+                "-" if g["minMember"] is None else str(g["minMember"]),
+                str(g["members"]),
+                g["phase"] or "no PodGroup",
+            ]
+            for g in gangs
+        ]
+        out += "\n" + _table(["POD GROUP", "PLACED", "MIN", "MEMBERS", "PHASE"], rows)
+    quotas = data.get("quotas") or []
+    if quotas:
+        rows = []
+        for q in quotas:
+            for name, used in q["used"].items():
+                low = (q["min"] or {}).get(name, 0)
+                high = _max_of(q["max"], name)
+                rows.append(
+                    [
+                        q["elasticQuota"],
+                        name,
+                        _amount(name, used),
+                        _amount(name, low),
+                        _amount(name, high),
+                    ]
+                )
+        out += "\n" + _table(["ELASTIC QUOTA", "RESOURCE", "USED", "MIN", "MAX"], rows)
     return out
 
 
