@@ -139,3 +139,21 @@ def test_no_gangs_no_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["simulate", "--cluster", str(cluster), "--pods", str(pods)]) == 0
     out = capsys.readouterr().out
     assert "POD GROUP" not in out and "ELASTIC QUOTA" not in out
+
+
+def test_the_html_report_shows_them(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster, pods = files
+    html = tmp_path / "report.html"
+    argv = ["simulate", "--cluster", str(cluster), "--pods", str(pods), "--report", str(html)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    page = html.read_text()
+    assert (
+        'data-testid="gang" data-pod-group="default/train" data-placed="3" data-phase="Running"'
+        in page
+    )
+    assert (
+        'data-testid="quota" data-quota="team-a/quota" data-resource="cpu" data-used="250"' in page
+    )
