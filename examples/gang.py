@@ -1,39 +1,35 @@
-"""Gang: a pod group is bound all together or not at all (gang scheduling).
+"""Gang: a pod group is placed all together or not at all (gang scheduling).
 
-A cut-down Coscheduling plugin (kubernetes-sigs/scheduler-plugins), with the group in
-two labels instead of a PodGroup object:
+How to write your own group plugin: say which pods form a group, and the framework does
+the rest. Here the group is in two pod labels instead of a PodGroup object (the
+in-tree ``Coscheduling`` plugin reads scheduler-plugins' PodGroups):
 
 * ``pod-group.scheduling.sigs.k8s.io/name`` names the group,
-* ``pod-group.scheduling.sigs.k8s.io/min-available`` says how many of its pods must have
-  a place before any of them is bound.
+* ``pod-group.scheduling.sigs.k8s.io/min-available`` says how many of its pods must
+  have a place before any of them is bound (the quorum).
 
-Permit is where it happens. Each member that gets a node is held there (Wait) while the
-scheduler goes on with other pods; when the member that completes the quorum arrives,
-it allows every held member of its group through the Handle, and all of them bind. A
-group that does not fill up within ``timeoutSeconds`` is rejected: the first timeout
-rejects its pod (``rejected due to timeout after waiting 1m0s at plugin Gang``), and
-that pod's Unreserve rejects the rest of the group, so no member keeps a node the others
-cannot use. A pod without the name label is not part of a gang and passes at once.
+The plugin implements ``PodGroupPlugin.pod_group`` only. With it, the framework:
+
+* holds a member while fewer than ``min-available`` members exist, with the message
+  ``pod group ml/sweep: 2 of 4 members exist; ...``, and holds nothing for it;
+* once a quorum is pending, places it in one scheduling cycle against one snapshot,
+  each member seeing the earlier ones on their nodes: either every member of the quorum
+  gets a node and is bound, or none is and the group waits with one reason naming the
+  member that did not fit and why.
+
+Nothing waits at Permit, so two groups that each fit alone but not together cannot
+deadlock: one is placed whole, the other waits holding nothing. A pod without the name
+label is not part of a gang and is scheduled as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from kubesched.framework.args import ArgsError, FieldError
-from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Handle
-from kubesched.framework.interface import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    EventResource,
-    QueueingHint,
-    Status,
-)
-from kubesched.framework.waiting_pods import WaitingPod
+from kubesched.framework.interface import PodGroupInfo, PodGroupPlugin
 from kubesched.objects.pod import Pod
 
 NAME = "Gang"
@@ -42,13 +38,9 @@ NAME = "Gang"
 GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io/name"
 MIN_AVAILABLE_LABEL = "pod-group.scheduling.sigs.k8s.io/min-available"
 
-#: How long a member is held waiting for the rest of its group, by default (seconds;
-#: Coscheduling's ``permitWaitingTimeSeconds`` default).
-DEFAULT_TIMEOUT = 60.0
-
 
 def group_of(pod: Pod) -> tuple[str, int] | None:
-    """The pod's group and quorum, or None for a pod outside any gang."""
+    """The pod's group key and quorum, or None for a pod outside any gang."""
     name = pod.labels.get(GROUP_LABEL, "")
     if not name:
         return None
@@ -56,83 +48,37 @@ def group_of(pod: Pod) -> tuple[str, int] | None:
     try:
         quorum = int(raw)
     except ValueError:
-        quorum = 1  # a malformed quorum must not hold the pod forever
+        quorum = 1  # a malformed quorum must not hold the pod for ever
     return f"{pod.namespace}/{name}", max(1, quorum)
 
 
 class Gang:
-    """Holds a group's members at Permit until ``min-available`` of them have a node."""
+    """Tells the framework which pods form a group and how many make its quorum."""
 
     name = NAME
 
-    def __init__(self, handle: Handle, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, handle: Handle, backoff_seconds: float = 0.0) -> None:
         self.handle = handle
-        self.timeout = timeout
+        self.backoff_seconds = backoff_seconds
 
-    def _members(self, group: str) -> tuple[set[str], list[WaitingPod]]:
-        """The group's pods that have a node (bound or assumed), and those held here."""
-        placed: set[str] = set()
-        for info in self.handle.snapshot.list():
-            for pi in info.pods:
-                member = group_of(pi.pod)
-                if member is not None and member[0] == group:
-                    placed.add(pi.pod.key)
-        held: list[WaitingPod] = []
-
-        def collect(waiting: WaitingPod) -> None:
-            member = group_of(waiting.pod)
-            if member is not None and member[0] == group:
-                held.append(waiting)
-
-        self.handle.iterate_over_waiting_pods(collect)
-        placed.update(w.pod.key for w in held)
-        return placed, held
-
-    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
-        """Let the pod through if its group has its quorum with it; else hold it."""
+    def pod_group(self, pod: Pod) -> PodGroupInfo | None:
         member = group_of(pod)
         if member is None:
-            return None, 0.0
-        group, quorum = member
-        placed, held = self._members(group)
-        placed.add(pod.key)
-        if len(placed) < quorum:
-            return Status(Code.WAIT, (f"waiting for pod group {group}",)), self.timeout
-        for waiting in held:
-            waiting.allow(NAME)
-        return None, 0.0
+            return None
+        key, quorum = member
+        return PodGroupInfo(key, quorum, self.backoff_seconds)
 
-    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return None
 
-    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """One member failed (timed out, rejected, binding failed): the whole group
-        gives its places back."""
-        member = group_of(pod)
-        if member is None:
-            return
-        _, held = self._members(member[0])
-        for waiting in held:
-            if waiting.pod.key != pod.key:
-                waiting.reject(NAME, f"rejection in Unreserve of pod group {member[0]}")
-
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """A rejected member may succeed when another pod of its group shows up."""
-
-        def same_group(pod: Pod, old: object, new: object) -> QueueingHint:
-            mine, theirs = group_of(pod), group_of(new) if isinstance(new, Pod) else None
-            if mine is not None and theirs is not None and mine[0] == theirs[0]:
-                return QueueingHint.QUEUE
-            return QueueingHint.QUEUE_SKIP
-
-        return [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ADD), same_group)]
+# What upstream's ``var _ PodGroupPlugin = &Gang{}`` would state.
+_pod_group: type[PodGroupPlugin] = Gang
 
 
 def new(args: Mapping[str, Any], handle: Handle) -> Gang:
-    """Factory: ``timeoutSeconds`` (default 60) bounds how long a member is held."""
-    timeout = args.get("timeoutSeconds", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+    """Factory: ``backoffSeconds`` (default 0) is how long a group that could not be
+    placed waits before its next cycle."""
+    backoff = args.get("backoffSeconds", 0)
+    if isinstance(backoff, bool) or not isinstance(backoff, int | float) or backoff < 0:
         raise ArgsError(
-            [FieldError.invalid("timeoutSeconds", timeout, "must be a positive number")]
+            [FieldError.invalid("backoffSeconds", backoff, "must be a non-negative number")]
         )
-    return Gang(handle, float(timeout))
+    return Gang(handle, float(backoff))

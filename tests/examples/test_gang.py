@@ -1,5 +1,5 @@
-"""examples/gang.py: Permit's Wait in the simulator — a pod group binds together, or
-gives its places back when its quorum never comes."""
+"""examples/gang.py: a PodGroupPlugin from labels — a pod group is placed in one cycle
+with its quorum, and a group whose quorum does not exist waits holding nothing."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import gang
 import pytest
 
 from kubesched.framework.args import ArgsError
+from kubesched.framework.interface import PodGroupInfo
+from kubesched.testing import make_pod
 
-TIMEOUT_MESSAGE = (
-    "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at plugin Gang."
+WAITING_MESSAGE = (
+    "pod group ml/sweep: 2 of 4 members exist; waiting for the rest before scheduling any of them"
 )
 
 
@@ -19,21 +21,29 @@ def placed(result: dict[str, Any]) -> dict[str, str | None]:
     return {p["pod"]: p["node"] for p in result["placements"]}
 
 
-def test_a_full_group_binds_together_and_a_short_one_times_out(simulate: Any) -> None:
+def test_a_full_group_is_placed_together_and_a_short_one_waits(simulate: Any) -> None:
     result = simulate("pods-gang.yaml", "config-gang.yaml", seed=1)
     nodes = placed(result)
     assert all(nodes[f"ml/allreduce-{i}"] for i in range(3))
-    order = [p["pod"] for p in result["placements"]]
-    # The first two members are held until the third arrives: the third ends first.
-    assert order[0] == "ml/allreduce-2"
     for i in range(2):
         sweep = next(p for p in result["placements"] if p["pod"] == f"ml/sweep-{i}")
         assert sweep["node"] is None
-        assert sweep["message"] == TIMEOUT_MESSAGE
+        assert sweep["message"] == WAITING_MESSAGE
     assert result["summary"]["scheduled"] == 3
 
 
-@pytest.mark.parametrize("timeout", [0, -1, "30s", True])
-def test_timeout_must_be_a_positive_number(timeout: object) -> None:
-    with pytest.raises(ArgsError, match="timeoutSeconds"):
-        gang.new({"timeoutSeconds": timeout}, None)  # type: ignore[arg-type]
+def test_the_labels_name_the_group_and_its_quorum() -> None:
+    plugin = gang.new({"backoffSeconds": 5}, None)  # type: ignore[arg-type]
+    pod = (
+        make_pod("w")
+        .namespace("ml")
+        .labels({gang.GROUP_LABEL: "train", gang.MIN_AVAILABLE_LABEL: "4"})
+    )
+    assert plugin.pod_group(pod.obj()) == PodGroupInfo("ml/train", 4, 5.0)
+    assert plugin.pod_group(make_pod("alone").obj()) is None
+
+
+@pytest.mark.parametrize("backoff", [-1, "30s", True])
+def test_backoff_must_be_a_non_negative_number(backoff: object) -> None:
+    with pytest.raises(ArgsError, match="backoffSeconds"):
+        gang.new({"backoffSeconds": backoff}, None)  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
 """Permit's Wait in the live scheduler, against the real embedded API server: a gang
-(examples/gang.py) is held at Permit without holding up other pods, binds together, and
+held at Permit (tests/scheduler/permit_gang.py) without holding up other pods, binds together, and
 a group that never fills up is rejected by its timeout, reported and forgotten."""
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from kubesched.kube.resources import EVENTS, NODES, PODS
 from kubesched.plugins.registry import IN_TREE
 from kubesched.scheduler.scheduler import Scheduler
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-if str(EXAMPLES) not in sys.path:
-    sys.path.insert(0, str(EXAMPLES))
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
-import gang  # noqa: E402  (the example plugin, imported as the CLI imports it)
+import permit_gang as gang  # noqa: E402  (a Permit plugin holding a gang, for these tests)
 
 CONFIG = """
 apiVersion: kubescheduler.config.k8s.io/v1

@@ -413,6 +413,39 @@ class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class PodGroupInfo:
+    """A pod's group, as a :class:`PodGroupPlugin` describes it to the framework.
+
+    **key**: ``namespace/name`` of the group; every member gives the same key.
+    **min_member**: the quorum: that many members are placed together, or none.
+    **backoff_seconds**: how long the members wait after the group failed a cycle
+    (0: the queue's usual per-pod backoff).
+    """
+
+    key: str
+    min_member: int
+    backoff_seconds: float = 0.0
+
+
+@runtime_checkable
+class PodGroupPlugin(Plugin, Protocol):
+    """Says which pods form a gang (a group placed all together or not at all).
+
+    Not an extension point of upstream's framework: the first plugin of a profile that
+    implements it (enabled at any extension point) defines the profile's groups. The
+    framework then gates a member while fewer than ``min_member`` members exist, and
+    once a quorum is pending, places it in one scheduling cycle against one snapshot
+    (``framework/groupcycle.py``): every member gets a node and is reserved, or none is.
+    No member waits at Permit holding resources, so gangs cannot deadlock each other.
+
+    ``pod_group`` must be cheap and pure (it is asked for every queued pod) and return
+    equal answers for the members of one group; None means the pod is not in a gang.
+    """
+
+    def pod_group(self, pod: Pod) -> PodGroupInfo | None: ...
+
+
 #: Extension point name (as in KubeSchedulerConfiguration) → the protocol implementing it.
 EXTENSION_POINT_PROTOCOLS: dict[str, type] = {
     "preEnqueue": PreEnqueuePlugin,

@@ -42,6 +42,8 @@ from kubesched.framework.interface import (
     FilterPlugin,
     PermitPlugin,
     Plugin,
+    PodGroupInfo,
+    PodGroupPlugin,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -190,6 +192,10 @@ class Framework:
         errors = self._build(profile, registry)
         if errors:
             raise ProfileError(errors)
+        #: The plugin that says which pods form gangs (the first PodGroupPlugin enabled).
+        self.pod_group_plugin: PodGroupPlugin | None = next(
+            (p for p in self.plugins.values() if isinstance(p, PodGroupPlugin)), None
+        )
 
     # --- building ---------------------------------------------------------------------
 
@@ -362,6 +368,21 @@ class Framework:
 
     def has_post_filter_plugins(self) -> bool:
         return bool(self.points["postFilter"])
+
+    def pod_group(self, pod: Pod) -> PodGroupInfo | None:
+        """The gang ``pod`` belongs to, from the profile's PodGroupPlugin; None for a pod
+        outside any gang, and for a group of one (a quorum of one is an ordinary pod).
+        A plugin that fails here leaves the pod outside any gang."""
+        plugin = self.pod_group_plugin
+        if plugin is None:
+            return None
+        try:
+            group = plugin.pod_group(pod)
+        except Exception:  # a plugin bug must not stop the queue
+            return None
+        if group is None or group.min_member <= 1:
+            return None
+        return group
 
     def queue_sort_less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         plugin: QueueSortPlugin = self.points["queueSort"][0]

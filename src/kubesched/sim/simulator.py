@@ -34,6 +34,7 @@ from kubesched.framework.apiclient import (
     RawObject,
 )
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.groupcycle import schedule_group, sort_members
 from kubesched.framework.handle import Nominator, StaticClusterLister
 from kubesched.framework.interface import (
     ActionType,
@@ -41,9 +42,11 @@ from kubesched.framework.interface import (
     ClusterEventWithHint,
     Code,
     EventResource,
+    PodGroupInfo,
     QueueingHint,
     Status,
 )
+from kubesched.framework.podgroups import PodGroupTracker, quorum_message
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.schedule import (
@@ -108,13 +111,15 @@ def refuse_extenders(config: KubeSchedulerConfiguration) -> None:
 
 
 class _Queued:
-    """Heap entry ordered by the profile's QueueSort."""
+    """Heap entry ordered by the profile's QueueSort; ``alive`` turns False when a group
+    cycle took the pod out of the queue with its group (skipped when popped)."""
 
-    __slots__ = ("info", "less")
+    __slots__ = ("alive", "info", "less")
 
     def __init__(self, info: QueuedPodInfo, less: Framework) -> None:
         self.info = info
         self.less = less
+        self.alive = True
 
     def __lt__(self, other: _Queued) -> bool:
         return self.less.queue_sort_less(self.info, other.info)
@@ -172,6 +177,13 @@ class Simulator:
         self.volumes = SimulatedVolumes(self.api, self.cluster, self._node_labels)
         self.volumes.load(storage)
         self._deleted: list[Pod] = []
+        #: The gangs' pending and placed members (profiles with a PodGroupPlugin).
+        self.groups = PodGroupTracker(self._group_of)
+        self._gangs = any(f.pod_group_plugin is not None for f in self.frameworks.values())
+        if self._gangs:
+            for info in self._snapshot.list():
+                for pi in info.pods:
+                    self.groups.placed_added(pi.pod)
         #: Pods held at Permit: their framework, cycle state, pod and assumed pod.
         self._waiting: dict[str, tuple[Framework, CycleState, Pod, Pod]] = {}
 
@@ -185,12 +197,18 @@ class Simulator:
     def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
         """Remove a preemption victim from its node."""
         if self._snapshot.remove_pod(pod):
+            if self._gangs:
+                self.groups.placed_removed(pod)
             self._deleted.append(pod)
             self._events.append((ASSIGNED_POD_DELETE, pod, None))
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
         """Nominations are kept in the nominator; nothing else to record."""
         return None
+
+    def _group_of(self, pod: Pod) -> PodGroupInfo | None:
+        fwk = self.frameworks.get(pod.scheduler_name)
+        return fwk.pod_group(pod) if fwk is not None else None
 
     def _node_labels(self, name: str) -> Mapping[str, str] | None:
         info = self._snapshot.find(name)
@@ -266,9 +284,21 @@ class Simulator:
         ended: dict[str, int] = {}
         seq = 0
         active: list[_Queued] = []
+        entries: dict[str, _Queued] = {}
         unschedulable: dict[str, tuple[QueuedPodInfo, frozenset[str]]] = {}
         current: dict[str, Pod] = {}
         first = next(iter(self.frameworks.values()), None)
+
+        def push(info: QueuedPodInfo) -> None:
+            assert first is not None
+            entry = _Queued(info, first)
+            entries[info.pod.key] = entry
+            heapq.heappush(active, entry)
+
+        if self._gangs:
+            for pod in pending:
+                if pod.scheduler_name in self.frameworks:
+                    self.groups.pending_added(pod)
 
         for index, pod in enumerate(pending):
             current[pod.key] = pod
@@ -284,11 +314,13 @@ class Simulator:
                 continue
             info = QueuedPodInfo(pod, timestamp=float(index))
             status = fwk.run_pre_enqueue_plugins(pod)
+            if status is None and self._gangs:
+                status = self._quorum_gate(pod)
             if status is not None and status.code is not Code.SUCCESS:
                 outcomes[pod.key].message = status.message
                 ended[pod.key] = seq = seq + 1
                 continue
-            heapq.heappush(active, _Queued(info, first))
+            push(info)
 
         max_attempts = 10 * len(pending) + 100
         attempts = 0
@@ -305,6 +337,8 @@ class Simulator:
                 placement.statuses = None
                 current[pod.key] = bound
                 self._events.append((ASSIGNED_POD_ADD, None, bound))
+                if self._gangs:
+                    self.groups.pending_removed(pod)
                 return
             placement.message = message
             qinfo = infos[pod.key]
@@ -315,6 +349,15 @@ class Simulator:
             qinfo.unschedulable_plugins = rejectors
             unschedulable[pod.key] = (qinfo, rejectors)
 
+        def take(key: str) -> QueuedPodInfo | None:
+            """Take a pending pod out of the queue (for its group's cycle)."""
+            entry = entries.pop(key, None)
+            if entry is not None:
+                entry.alive = False
+                return entry.info
+            found = unschedulable.pop(key, None)
+            return found[0] if found is not None else None
+
         infos: dict[str, QueuedPodInfo] = {}
         while attempts < max_attempts:
             if not active:
@@ -322,22 +365,42 @@ class Simulator:
                 if not self._waiting or not self.timers.advance():
                     break
             else:
+                entry = heapq.heappop(active)
+                if not entry.alive:
+                    continue
+                del entries[entry.info.pod.key]
                 attempts += 1
-                qinfo = heapq.heappop(active).info
+                qinfo = entry.info
                 pod = current[qinfo.pod.key]
                 qinfo.pod = pod
-                qinfo.attempts += 1
-                infos[pod.key] = qinfo
-                placement = outcomes[pod.key]
-                placement.attempts = qinfo.attempts
-                if self.before_attempt is not None:
-                    self.before_attempt(pod)
-                started = time.perf_counter()
-                outcome = self._attempt(pod, placement)
-                if observe is not None:
-                    observe(pod, time.perf_counter() - started)
-                if outcome is not None:
-                    end(pod, *outcome)
+                group = self._group_of(pod) if self._gangs else None
+                if group is not None and self.groups.placed(group.key) < group.min_member:
+                    members = [qinfo]
+                    for sibling in self.groups.pending(group.key):
+                        if sibling.key != pod.key and sibling.key not in self._waiting:
+                            taken = take(sibling.key)
+                            if taken is not None:
+                                taken.pod = current[sibling.key]
+                                members.append(taken)
+                    attempts += len(members) - 1
+                    for result in self._group_attempt(group, members, outcomes, infos, observe):
+                        if isinstance(result, QueuedPodInfo):
+                            push(result)
+                        else:
+                            end(*result)
+                else:
+                    qinfo.attempts += 1
+                    infos[pod.key] = qinfo
+                    placement = outcomes[pod.key]
+                    placement.attempts = qinfo.attempts
+                    if self.before_attempt is not None:
+                        self.before_attempt(pod)
+                    started = time.perf_counter()
+                    outcome = self._attempt(pod, placement)
+                    if observe is not None:
+                        observe(pod, time.perf_counter() - started)
+                    if outcome is not None:
+                        end(pod, *outcome)
             # Pods held at Permit whose wait ended (allowed by this attempt, or timed
             # out) finish their binding cycle now.
             for pod, bound, message, rejectors in self._finish_waiting():
@@ -345,12 +408,91 @@ class Simulator:
             # Events happen after the attempt ends, as they would reach a live queue.
             for key in self._move_on_events(unschedulable, current):
                 moved, _ = unschedulable.pop(key)
-                heapq.heappush(active, _Queued(moved, first))  # type: ignore[arg-type]
+                push(moved)
             self._events.clear()
 
         for key in self._waiting:
             outcomes[key].message = "still waiting on permit when the simulation stopped"
         return sorted(outcomes.values(), key=lambda p: ended.get(p.pod.key, 0))
+
+    def _quorum_gate(self, pod: Pod) -> Status | None:
+        """Hold a gang member whose group has fewer members than its quorum: no pod is
+        added during a run, so it would wait for the rest for ever."""
+        group = self._group_of(pod)
+        if group is None or self.groups.has_quorum(group):
+            return None
+        fwk = self.frameworks[pod.scheduler_name]
+        plugin = fwk.pod_group_plugin.name if fwk.pod_group_plugin is not None else ""
+        existing = self.groups.existing(group.key)
+        return Status(Code.PENDING, (quorum_message(group, existing),), plugin)
+
+    def _group_attempt(
+        self,
+        group: PodGroupInfo,
+        members: list[QueuedPodInfo],
+        outcomes: dict[str, Placement],
+        infos: dict[str, QueuedPodInfo],
+        observe: Callable[[Pod, float], None] | None,
+    ) -> list[QueuedPodInfo | tuple[Pod, Pod | None, str, frozenset[str]]]:
+        """One group cycle (``framework.groupcycle``) and the binding of its quorum.
+        Returns, per member, its info to queue again (not needed for the quorum) or how
+        its scheduling ended (``end``'s arguments)."""
+        fwk = self.frameworks[members[0].pod.scheduler_name]
+        algo = self.algorithms[members[0].pod.scheduler_name]
+        fwk.set_snapshot(self.snapshot())
+        ordered = sort_members(fwk, members)
+        by_key = {info.pod.key: info for info in ordered}
+        for info in ordered:
+            info.attempts += 1
+            infos[info.pod.key] = info
+            outcomes[info.pod.key].attempts = info.attempts
+
+        def assume(pod: Pod) -> None:
+            self._snapshot.add_pod(pod)
+            self.groups.placed_added(pod)
+            self.nominator.delete_nominated_pod(pod)
+
+        def forget(pod: Pod) -> None:
+            self._snapshot.remove_pod(pod)
+            self.groups.placed_removed(pod)
+
+        started = time.perf_counter()
+        outcome = schedule_group(
+            fwk,
+            algo,
+            group,
+            [info.pod for info in ordered],
+            self.groups.placed(group.key),
+            assume,
+            forget,
+            before_member=self.before_attempt,
+        )
+        if observe is not None:
+            share = (time.perf_counter() - started) / len(ordered)
+            for info in ordered:
+                observe(info.pod, share)
+        results: list[QueuedPodInfo | tuple[Pod, Pod | None, str, frozenset[str]]] = []
+        for failure in outcome.failed:
+            if failure.fit is not None:
+                outcomes[failure.pod.key].statuses = failure.fit.diagnosis.node_to_status
+        if outcome.status is not None:
+            message = outcome.status.message
+            rejectors = outcome.unschedulable_plugins() | outcome.pending_plugins()
+            if not rejectors and outcome.status.plugin:
+                rejectors = frozenset({outcome.status.plugin})
+            return [(info.pod, None, message, rejectors) for info in ordered]
+        for member in outcome.placed:
+            outcomes[member.pod.key].tied = member.result.tied
+            if fwk.waiting_pod_for(member.assumed) is not None:
+                self._waiting[member.pod.key] = (fwk, member.state, member.pod, member.assumed)
+                continue
+            results.append((member.pod, *self._bind(fwk, member.state, member.pod, member.assumed)))
+        for failure in outcome.failed:
+            # Passed over while the quorum was placed without it: it fails on its own.
+            rejectors = failure.unschedulable_plugins | failure.pending_plugins
+            results.append((failure.pod, None, failure.status.message, rejectors))
+        results.extend(by_key[pod.key] for pod in outcome.untried)
+        return results
 
     def _attempt(
         self, pod: Pod, placement: Placement
@@ -384,6 +526,8 @@ class Simulator:
         placement.tied = result.tied
         assumed = pod.evolve(node_name=host, nominated_node_name="")
         self._snapshot.add_pod(assumed)
+        if self._gangs:
+            self.groups.placed_added(assumed)
         self.nominator.delete_nominated_pod(pod)
         failure = fwk.run_reserve_plugins_reserve(state, pod, host)
         if failure is None:
@@ -419,6 +563,8 @@ class Simulator:
         as upstream's one-node FitError."""
         fwk.run_reserve_plugins_unreserve(state, pod, assumed.node_name)
         self._snapshot.remove_pod(assumed)
+        if self._gangs:
+            self.groups.placed_removed(assumed)
         message = failure.message
         if failure.is_rejected():
             message = str(FitError.on_node(pod, assumed.node_name, failure))
