@@ -48,6 +48,9 @@ class QueuedPodInfo:
     unschedulable_plugins: frozenset[str] = frozenset()
     pending_plugins: frozenset[str] = frozenset()
     gated: bool = False
+    #: Not before this time (queue clock) may the pod leave backoffQ, whatever its
+    #: attempts say: its gang failed a cycle and backs off as a whole (0: unset).
+    backoff_until: float = 0.0
 
 
 @dataclass(slots=True)

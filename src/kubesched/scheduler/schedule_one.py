@@ -67,6 +67,7 @@ __all__ = [
     "binding_cycle",
     "handle_failure",
     "schedule_one",
+    "update_condition",
     "wait_on_permit",
 ]
 
@@ -373,6 +374,14 @@ async def handle_failure(
         except ValueError as err:
             log.warning("requeueing pod %s: %s", pod.key, err)
     sched.record_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
+    update_condition(sched, pod, reason, message, nominated)
+
+
+def update_condition(
+    sched: Scheduler, pod: Pod, reason: str, message: str, nominated: str | None = None
+) -> None:
+    """Write PodScheduled=False with ``reason`` and ``message`` (and the nomination)
+    unless the pod already says so, as upstream's ``updatePod``."""
     body: dict[str, object] = {}
     current = pod.scheduled_condition
     # As upstream's updatePod: write the condition only when it changes, and keep its

@@ -4,7 +4,7 @@ runs scheduling cycles; binding tasks run beside it.
 Data flow (ARCHITECTURE.md, "Data flow in the live scheduler")::
 
     API server ─watch─► informers ─► EventHandlers ─► Cache / SchedulingQueue
-    loop: pop ─► schedule_one (serial) ─► binding task (concurrent)
+    loop: pop ─► schedule_one or a gang's group cycle (serial) ─► binding task (concurrent)
 
 Metrics are recorded in :attr:`Scheduler.metrics` (``scheduler/metrics.py``): the
 frameworks, the queue and the cache report to it. Assumed pods expire only with a TTL
@@ -34,9 +34,11 @@ from urllib.parse import urlsplit
 from kubesched.config import KubeSchedulerConfiguration
 from kubesched.extender.client import RawStore
 from kubesched.extender.client_schedule import ExtenderSet, with_ignored_extended_resources
+from kubesched.framework.interface import Status
 from kubesched.framework.nominator import Nominator
 from kubesched.framework.registry import Registry
 from kubesched.framework.schedule import build_profiles
+from kubesched.framework.types import QueuedPodInfo
 from kubesched.framework.waiting_pods import WaitingPodsMap
 from kubesched.kube import Client, Informer
 from kubesched.kube.resources import NODES, PODS, Resource
@@ -51,7 +53,8 @@ from kubesched.scheduler.events import EventBroadcaster
 from kubesched.scheduler.leaderelection import LeaderElector
 from kubesched.scheduler.listers import InformerClusterLister
 from kubesched.scheduler.metrics import SchedulerMetrics
-from kubesched.scheduler.schedule_one import schedule_one
+from kubesched.scheduler.schedule_group import schedule_next
+from kubesched.scheduler.schedule_one import REASON_UNSCHEDULABLE, update_condition
 from kubesched.scheduler.statuswriter import PodStatusWriter
 
 __all__ = [
@@ -174,6 +177,10 @@ class Scheduler:
         self.metrics.cache_size.source = self._cache_size
         self.metrics.unschedulable_pods.source = self._unschedulable_by_plugin
         self.queue.on_incoming = self.metrics.incoming
+        if self.queue.gangs:
+            # The gangs' placed members are the pods the cache counts on nodes.
+            self.cache.on_pod = self._pod_counted
+            self.queue.on_quorum_gated = self._quorum_gated
         for fwk in self.frameworks.values():
             fwk.recorder = self.metrics
         self._sampler = random.Random()
@@ -294,7 +301,7 @@ class Scheduler:
                 info = await self.queue.pop()
                 if info is None:
                     break
-                await schedule_one(self, info)
+                await schedule_next(self, info)
                 # pop() does not yield when a pod is ready: let informers and binding
                 # tasks run between cycles.
                 await asyncio.sleep(0)
@@ -319,6 +326,21 @@ class Scheduler:
                     pod.key,
                     pod.node_name,
                 )
+
+    def _pod_counted(self, pod: Pod, counted: bool) -> None:
+        if counted:
+            self.queue.groups.placed_added(pod)
+        else:
+            self.queue.groups.placed_removed(pod)
+
+    def _quorum_gated(self, info: QueuedPodInfo, status: Status) -> None:
+        """A gang member waits for its quorum to exist: say so on the pod (once per
+        change of the message, as the condition is only written when it changes)."""
+        pod = info.pod
+        message = status.message
+        if pod.scheduled_condition != ("False", REASON_UNSCHEDULABLE, message):
+            self.record_event(pod, "Warning", "FailedScheduling", "Scheduling", message)
+            update_condition(self, pod, REASON_UNSCHEDULABLE, message)
 
     def sample_plugin_metrics(self) -> bool:
         """Whether this cycle times each plugin (upstream: 10% of the cycles)."""

@@ -64,6 +64,9 @@ class Cache:
         self._snapshot: Snapshot | None = None
         #: How many times the snapshot was rebuilt (nodes changed); for tests and metrics.
         self.rebuilds = 0
+        #: Told ``(pod, True)`` when a pod is counted on a node (assumed or added) and
+        #: ``(pod, False)`` when it stops being counted (the gangs' placed members).
+        self.on_pod: Callable[[Pod, bool], None] | None = None
 
     # --- queries ----------------------------------------------------------------------
 
@@ -236,10 +239,14 @@ class Cache:
         else:
             info.add_pod(pod)
         self._pods[pod.key] = _PodState(pod)
+        if self.on_pod is not None:
+            self.on_pod(pod, True)
 
     def _remove(self, pod: Pod) -> None:
         self._pods.pop(pod.key, None)
         self._assumed.discard(pod.key)
+        if self.on_pod is not None:
+            self.on_pod(pod, False)
         info = self._nodes.get(pod.node_name)
         if info is None:
             return

@@ -39,8 +39,10 @@ class BackoffQueue:
         self._seq = itertools.count()
 
     def backoff_time(self, info: QueuedPodInfo) -> float:
-        """When ``info``'s backoff ends (its last requeue time plus its backoff)."""
-        return info.timestamp + backoff_duration(info.attempts, self.initial, self.maximum)
+        """When ``info``'s backoff ends (its last requeue time plus its backoff, or its
+        gang's backoff when that ends later)."""
+        own = info.timestamp + backoff_duration(info.attempts, self.initial, self.maximum)
+        return max(own, info.backoff_until)
 
     def is_backing_off(self, info: QueuedPodInfo, now: float) -> bool:
         """Whether ``info`` must still wait (gated pods never back off, as upstream)."""

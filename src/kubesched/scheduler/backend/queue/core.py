@@ -13,9 +13,12 @@ import asyncio
 import time
 from collections.abc import Callable, Iterator, Mapping
 
+from kubesched.framework.interface import Code, PodGroupInfo, Status
 from kubesched.framework.nominator import Nominator
+from kubesched.framework.podgroups import PodGroupTracker, quorum_message
 from kubesched.framework.runtime import Framework
 from kubesched.framework.types import QueuedPodInfo
+from kubesched.objects.pod import Pod
 from kubesched.scheduler.backend.queue.active import ActiveQueue
 from kubesched.scheduler.backend.queue.backoff import BackoffQueue
 from kubesched.scheduler.backend.queue.events import (
@@ -68,6 +71,14 @@ class QueueCore:
         self.closed = False
         self._wakeup = asyncio.Event()
         self._last_leftover_flush = clock()
+        #: Whether any profile has gangs (a PodGroupPlugin); if not, none of the group
+        #: bookkeeping runs.
+        self.gangs = any(f.pod_group_plugin is not None for f in self.frameworks.values())
+        #: The gangs' pending members (fed here) and placed ones (fed by the cache).
+        self.groups = PodGroupTracker(self.group_of)
+        #: Told ``(info, status)`` when a gang member is held because its quorum does not
+        #: exist yet (the scheduler writes its PodScheduled condition).
+        self.on_quorum_gated: Callable[[QueuedPodInfo, Status], None] | None = None
 
     # --- where pods are -------------------------------------------------------------
 
@@ -128,6 +139,30 @@ class QueueCore:
                 strategy = requeue_strategy(info, registered, UNSCHEDULABLE_TIMEOUT, None, None)
                 self._requeue(info, strategy, UNSCHEDULABLE_TIMEOUT.label)
 
+    # --- gangs -------------------------------------------------------------------------
+
+    def group_of(self, pod: Pod) -> PodGroupInfo | None:
+        """The gang of ``pod`` as its profile's PodGroupPlugin says (None: none)."""
+        fwk = self.frameworks.get(pod.scheduler_name)
+        return fwk.pod_group(pod) if fwk is not None else None
+
+    def _quorum_gate(self, pod: Pod) -> Status | None:
+        """A Pending status for a gang member whose quorum does not exist yet."""
+        group = self.group_of(pod)
+        if group is None or self.groups.has_quorum(group):
+            return None
+        plugin = self.frameworks[pod.scheduler_name].pod_group_plugin
+        message = quorum_message(group, self.groups.existing(group.key))
+        return Status(Code.PENDING, (message,), plugin.name if plugin is not None else "")
+
+    def _reconsider_group(self, key: str) -> None:
+        """A member of group ``key`` came or changed: its members held for the quorum
+        may go now."""
+        for pod in self.groups.pending(key):
+            info = self.unschedulable.get(pod.key)
+            if info is not None and info.gated and not pod.scheduling_gates:
+                self._move_to_active(info, "PodGroupMemberAdd")
+
     # --- moves -------------------------------------------------------------------------
 
     def _requeue(self, info: QueuedPodInfo, strategy: Strategy, event: str = "") -> str:
@@ -148,6 +183,9 @@ class QueueCore:
         """Run PreEnqueue; into activeQ if it passes, else held as gated."""
         key = info.pod.key
         status = self.frameworks[info.pod.scheduler_name].run_pre_enqueue_plugins(info.pod)
+        quorum = self._quorum_gate(info.pod) if status is None and self.gangs else None
+        if quorum is not None:
+            status = quorum
         self.backoff.delete(key)
         if status is not None:
             info.gated = True
@@ -155,6 +193,8 @@ class QueueCore:
             info.pending_plugins = frozenset()
             self.unschedulable.add_or_update(info)
             self._incoming(UNSCHEDULABLE, event)
+            if quorum is not None and self.on_quorum_gated is not None:
+                self.on_quorum_gated(info, status)
             return False
         info.gated = False
         self.unschedulable.delete(key)

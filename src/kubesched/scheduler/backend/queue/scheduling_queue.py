@@ -77,17 +77,28 @@ class SchedulingQueue(QueueCore):
             self.update(known.pod if known is not None else pod, pod)
             return True
         info = QueuedPodInfo(pod, timestamp=self.clock())
+        group = self.groups.pending_added(pod) if self.gangs else None
         self._move_to_active(info, POD_ADD.label)
         self.nominator.add_nominated_pod(pod)
+        if group is not None:
+            # One more member: those held for the quorum may go now.
+            self._reconsider_group(group.key)
         return True
 
     def update(self, old: Pod, new: Pod) -> None:
         """A pending pod changed: it keeps its place but uses the new spec; if it was
         unschedulable and the change may help it, it moves (upstream ``Update``)."""
-        key = new.key
         if new.is_assigned or new.scheduler_name not in self.frameworks:
             self.delete(new)
             return
+        group = self.groups.pending_added(new) if self.gangs else None
+        self._update(old, new)
+        if group is not None:
+            # A member's scheduling gates gone, or a pod relabelled into the group.
+            self._reconsider_group(group.key)
+
+    def _update(self, old: Pod, new: Pod) -> None:
+        key = new.key
         events = pod_update_events(old, new) if old != new else []
         flight = self.in_flight.get(new)
         if flight is not None and not flight.deleted:
@@ -119,6 +130,8 @@ class SchedulingQueue(QueueCore):
         """The pod is gone (or bound elsewhere): it leaves every queue and nomination.
         A pod in flight is marked so that it is not requeued when its cycle ends."""
         key = pod.key
+        if self.gangs:
+            self.groups.pending_removed(pod)
         self.nominator.delete_nominated_pod(pod)
         self.active.delete(key)
         self.backoff.delete(key)
@@ -142,15 +155,50 @@ class SchedulingQueue(QueueCore):
                 info = self.backoff.pop()
         if info is None:
             return None
-        now = self.clock()
+        self.scheduling_cycle += 1
+        self._start(info)
+        return info
+
+    def _start(self, info: QueuedPodInfo) -> None:
+        """``info`` leaves the queue for a scheduling cycle: it is in flight."""
         info.attempts += 1
         if info.initial_attempt_timestamp is None:
-            info.initial_attempt_timestamp = now
+            info.initial_attempt_timestamp = self.clock()
         info.unschedulable_plugins = frozenset()
         info.pending_plugins = frozenset()
-        self.scheduling_cycle += 1
         self.in_flight.start(info.pod)
-        return info
+
+    def pop_group(self, key: str, popped: Pod) -> list[QueuedPodInfo]:
+        """The pending members of gang ``key`` other than ``popped`` (just popped), taken
+        out of activeQ, backoffQ and the unschedulable pods together for one group
+        cycle; each is in flight until ``done`` or requeued, as a popped pod. Members
+        held by PreEnqueue (scheduling gates) stay."""
+        taken: list[QueuedPodInfo] = []
+        for pod in self.groups.pending(key):
+            if pod.key == popped.key:
+                continue
+            info = self.active.get(pod.key) or self.backoff.get(pod.key)
+            if info is None:
+                info = self.unschedulable.get(pod.key)
+                if info is None or info.gated:
+                    continue
+            self.active.delete(pod.key)
+            self.backoff.delete(pod.key)
+            self.unschedulable.delete(pod.key)
+            self._start(info)
+            taken.append(info)
+        return taken
+
+    def return_to_active(self, info: QueuedPodInfo) -> None:
+        """Put back a member that a group cycle took but did not need (the quorum was
+        placed without it): it goes on as an ordinary pod, without a backoff."""
+        flight = self.in_flight.done(info.pod)
+        if flight is not None and flight.deleted:
+            return
+        if flight is not None:
+            info.pod = flight.pod
+        info.timestamp = self.clock()
+        self._move_to_active(info, FORCE_ACTIVATE.label)
 
     async def pop(self) -> QueuedPodInfo | None:
         """Wait for the next pod to schedule; None once the queue is closed."""
