@@ -209,7 +209,11 @@ def test_interleaved_gangs_do_not_deadlock(apiserver):
         winner = await until(one_gang_bound, "one gang bound whole")
         assert winner in ("a", "b")
         loser = "b" if winner == "a" else "a"
-        messages = await until(lambda: failures(client, f"{loser}-0"), "the other gang told")
+
+        async def told() -> list[str]:
+            return [m for m in await failures(client, f"{loser}-0") if "(minMember 2)" in m]
+
+        messages = await until(told, "the other gang told")
         assert messages[-1].startswith(f"pod group default/{loser} (minMember 2): ")
         assert not await node_of(client, f"{loser}-0") and not await node_of(client, f"{loser}-1")
         # The losing gang holds nothing: once the winner's bindings are confirmed, no pod
@@ -228,7 +232,11 @@ def test_a_gang_that_cannot_fit_does_not_block_later_pods(apiserver):
         )
         for i in range(3):
             await client.create(PODS.raw, pod(f"big-{i}", "2", "big", 3, high=True))
-        await until(lambda: failures(client, "big-0"), "the big gang failed")
+
+        async def told() -> list[str]:
+            return [m for m in await failures(client, "big-0") if "(minMember 3)" in m]
+
+        await until(told, "the big gang failed")
         await client.create(PODS.raw, pod("small", "1"))
         assert await until(lambda: node_of(client, "small"), "the small pod bound")
         assert not await node_of(client, "big-0")
@@ -261,3 +269,50 @@ async def _any_failure(client: Client, members: int) -> bool:
             messages = await failures(client, f"m-{i}")
             return bool(messages) and messages[-1].startswith("0/2 nodes are available")
     return False
+
+
+async def _priority_classes(client: Client) -> None:
+    kind = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass"}
+    await client.create(PRIORITY_CLASSES.raw, {**kind, "metadata": {"name": "high"}, "value": 100})
+
+
+def filler(name: str, node_name: str) -> dict[str, Any]:
+    """A low-priority pod bound to ``node_name``, deleted at once when evicted."""
+    raw = pod(name, "1")
+    raw["spec"]["nodeName"] = node_name
+    raw["spec"]["terminationGracePeriodSeconds"] = 0
+    return raw
+
+
+def test_a_gang_preempts_only_when_its_whole_quorum_then_fits(apiserver):
+    async def body(client: Client, scheduler: Scheduler) -> None:
+        await _priority_classes(client)
+        for n in range(2):
+            for i in range(2):
+                await client.create(PODS.raw, filler(f"low-{n}-{i}", f"n{n}"))
+        await until(lambda: scheduler.cache.pod_count() == 4, "the fillers cached")
+        # Three 2-CPU members cannot fit on two 2-CPU nodes whatever is evicted: nobody is.
+        for i in range(3):
+            await client.create(PODS.raw, pod(f"big-{i}", "2", "big", 3, high=True))
+
+        async def told() -> list[str]:
+            return [m for m in await failures(client, "big-0") if "(minMember 3)" in m]
+
+        messages = await until(told, "the big gang told")
+        assert "none was preempted" in messages[0]
+        assert scheduler.cache.pod_count() == 4
+        for i in range(3):
+            await client.delete(PODS.raw, f"big-{i}", "default")
+        # Two of them fit once the four fillers go: they are evicted, the gang binds.
+        for i in range(2):
+            await client.create(PODS.raw, pod(f"g-{i}", "2", "g", 2, high=True))
+
+        async def all_bound() -> bool:
+            return all([await node_of(client, f"g-{i}") for i in range(2)])
+
+        await until(all_bound, "the gang bound after preemption", timeout=20)
+        for n in range(2):
+            for i in range(2):
+                assert not await node_of(client, f"low-{n}-{i}")
+
+    run(apiserver, 2, body)

@@ -110,7 +110,8 @@ def test_a_quorum_that_does_not_fit_places_no_member_and_says_why() -> None:
     expected = (
         "pod group default/g (minMember 3): 2 of the 3 members needed could be placed "
         "(3 pending), so none was; member default/g-2: 0/2 nodes are available: "
-        "2 Insufficient cpu."
+        "2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."
     )
     assert {out[f"g-{i}"].message for i in range(3)} == {expected}
     # Reserved in order, unreserved in reverse order: nothing is left assumed.
@@ -194,3 +195,46 @@ def test_a_member_that_fits_nowhere_is_passed_over_when_the_rest_make_the_quorum
 def test_a_pod_outside_any_gang_is_scheduled_as_usual() -> None:
     out = run(nodes(1), [plain("p")])
     assert out["p"].node == "n0"
+
+
+def fillers(count_per_node: int, node_count: int, cpu: str = "1") -> list[Pod]:
+    """Low-priority pods already bound, filling the nodes."""
+    return [
+        make_pod(f"low-{n}-{i}").req(cpu=cpu).node(f"n{n}").obj()
+        for n in range(node_count)
+        for i in range(count_per_node)
+    ]
+
+
+def test_a_gang_preempts_when_the_dry_run_places_its_whole_quorum() -> None:
+    gang = [member(f"g-{i}", "g", 2, cpu="2", priority=100) for i in range(2)]
+    out = run(nodes(2), gang, fillers(2, 2))
+    assert out["g-0"].node and out["g-1"].node
+    evicted = sorted(v for i in range(2) for v in out[f"g-{i}"].preempted)
+    assert evicted == sorted(f"default/low-{n}-{i}" for n in range(2) for i in range(2))
+
+
+def test_a_gang_evicts_no_one_when_its_quorum_would_not_fit_anyway() -> None:
+    # Three members of 2 CPUs on two 2-CPU nodes: preemption frees room for two only.
+    gang = [member(f"g-{i}", "g", 3, cpu="2", priority=100) for i in range(3)]
+    registry = Registry({**IN_TREE, "Groups": new_groups})
+    sim = Simulator(nodes(2), fillers(2, 2), loads_config(CONFIG, "config.yaml"), registry, seed=1)
+    out = {p.pod.name: p for p in sim.run(gang)}
+    assert all(out[f"g-{i}"].node is None for i in range(3))
+    assert all(not out[f"g-{i}"].preempted for i in range(3))
+    message = out["g-0"].message or ""
+    assert message.startswith(
+        "pod group default/g (minMember 3): 2 of the 3 members needed could be placed "
+        "(3 pending), so none was (even with 4 lower-priority pod(s) preempted: none was "
+        "preempted); member default/g-2: 0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: "
+    )
+    # Every filler is still on its node.
+    on_nodes = {pi.pod.name for info in sim.snapshot().list() for pi in info.pods}
+    assert on_nodes == {f"low-{n}-{i}" for n in range(2) for i in range(2)}
+
+
+def test_members_of_equal_priority_are_not_preempted_for_a_gang() -> None:
+    gang = [member(f"g-{i}", "g", 2, cpu="2") for i in range(2)]
+    out = run(nodes(2), gang, fillers(2, 2))
+    assert out["g-0"].node is None and not out["g-0"].preempted

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.grouppreemption import GroupPreemption, planner_of
 from kubesched.framework.interface import Code, PodGroupInfo, Status
 from kubesched.framework.runtime import Framework
 from kubesched.framework.schedule import (
@@ -95,6 +96,19 @@ class GroupOutcome:
     status: Status | None = None
     #: How many members had a node when the cycle gave up (before the roll-back).
     reached: int = 0
+    #: After a dry run that placed the whole quorum: the pods evicted for it, and the
+    #: node each member is nominated to (the members retry once the victims are gone).
+    preempted: dict[str, tuple[Pod, ...]] = field(default_factory=dict)
+    nominations: dict[str, str] = field(default_factory=dict)
+    #: Victims of a dry run that did not place the quorum (nobody was evicted).
+    spared: int = 0
+    #: Plugins that rejected members placed only by the dry run (their retry after the
+    #: evictions waits for those plugins' events, a victim's deletion among them).
+    preempting_plugins: set[str] = field(default_factory=set)
+
+    def victim_count(self) -> int:
+        """How many pods were evicted for the group."""
+        return sum(len(victims) for victims in self.preempted.values())
 
     @property
     def succeeded(self) -> bool:
@@ -108,7 +122,7 @@ class GroupOutcome:
     def unschedulable_plugins(self) -> frozenset[str]:
         """Every plugin that rejected a member: any event that may help one of them may
         help the group."""
-        out: set[str] = set()
+        out: set[str] = set(self.preempting_plugins)
         for failure in self.failed:
             out |= failure.unschedulable_plugins
         return frozenset(out)
@@ -140,8 +154,17 @@ def group_message(outcome: GroupOutcome) -> str:
     head = f"pod group {group.key} (minMember {group.min_member}"
     if outcome.placed_before:
         head += f", {outcome.placed_before} already placed"
-    head += f"): {outcome.reached} of the {outcome.needed} members needed could be placed"
+    head += "): "
+    if outcome.preempted:
+        return head + (
+            f"the {outcome.needed} members needed fit once {outcome.victim_count()} "
+            "lower-priority pod(s) are preempted; preempting them, the members are nominated "
+            "to their nodes."
+        )
+    head += f"{outcome.reached} of the {outcome.needed} members needed could be placed"
     head += f" ({outcome.members} pending), so none was"
+    if outcome.spared:
+        head += f" (even with {outcome.spared} lower-priority pod(s) preempted: none was preempted)"
     if not outcome.failed:
         return head + "."
     first = outcome.failed[0]
@@ -163,6 +186,7 @@ def schedule_group(
     *,
     record_plugin_metrics: bool = False,
     before_member: Callable[[Pod], None] | None = None,
+    preemption: bool = True,
 ) -> GroupOutcome:
     """Place a quorum of ``group`` from ``members`` (pending, in QueueSort order) in
     the framework's current snapshot, all or nothing (see the module docstring).
@@ -170,8 +194,14 @@ def schedule_group(
     ``placed_before``: members of the group already with a node. ``assume(pod)`` must
     count ``pod`` (with ``node_name``) on its node in the snapshot the framework uses;
     ``forget(pod)`` undo it. ``before_member(pod)`` is called before each attempt.
+    With ``preemption`` and a PostFilter plugin that can plan its preemption, members
+    that fit nowhere are placed by a dry run (``framework/grouppreemption.py``) and the
+    victims are evicted only when the whole quorum then fits (the caller must let the
+    plugin's evictions happen, as after PostFilter, and record ``nominations``).
     """
     outcome = GroupOutcome(group, len(members), placed_before)
+    planner = planner_of(fwk) if preemption else None
+    dry_run = GroupPreemption(planner, fwk.snapshot) if planner is not None else None
     need = outcome.needed
     placed = outcome.placed
     for index, pod in enumerate(members):
@@ -186,7 +216,17 @@ def schedule_group(
         state = CycleState()
         state.record_plugin_metrics = record_plugin_metrics
         try:
-            result = algorithm.schedule_pod(state, pod)
+            try:
+                result = algorithm.schedule_pod(state, pod)
+            except FitError as fit:
+                retry = dry_run.try_member(state, pod, fit) if dry_run is not None else None
+                if retry is None:
+                    raise
+                outcome.preempting_plugins |= fit.diagnosis.unschedulable_plugins
+                # The plan's victims are out of the snapshot: try it there again.
+                state = CycleState()
+                state.record_plugin_metrics = record_plugin_metrics
+                result = algorithm.schedule_pod(state, retry)
         except FitError as fit:
             outcome.failed.append(
                 MemberFailure(
@@ -204,6 +244,8 @@ def schedule_group(
             outcome.failed.append(MemberFailure(pod, err.status))
             outcome.reached = len(placed)
             _roll_back(fwk, placed, forget)
+            if dry_run is not None:
+                dry_run.restore()
             outcome.status = Status.error(group_message(outcome))
             return outcome
         host = result.suggested_host
@@ -226,6 +268,26 @@ def schedule_group(
             continue
         placed.append(MemberPlacement(pod, assumed, state, result))
     outcome.reached = len(placed)
+    if dry_run is not None and dry_run.plans:
+        # Placed only in the dry run: the victims are still there. Either the quorum
+        # fits once they go, and they are evicted now, or nobody is.
+        quorum = len(placed) >= need
+        nominations = {m.pod.key: m.assumed.node_name for m in placed}
+        _roll_back(fwk, placed, forget)
+        dry_run.restore()
+        if quorum:
+            outcome.preempted = {pod.key: plan.victims for pod, plan in dry_run.plans}
+            outcome.nominations = nominations
+            failure = dry_run.execute()
+            if failure is not None:
+                outcome.preempted = {}
+                outcome.nominations = {}
+                outcome.status = Status.error(f"pod group {group.key}: {failure.message}")
+                return outcome
+        else:
+            outcome.spared = len(dry_run.victims())
+        outcome.status = Status.unschedulable(group_message(outcome))
+        return outcome
     if len(placed) < need:
         _roll_back(fwk, placed, forget)
         outcome.status = Status.unschedulable(group_message(outcome))

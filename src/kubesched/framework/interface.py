@@ -446,6 +446,31 @@ class PodGroupPlugin(Plugin, Protocol):
     def pod_group(self, pod: Pod) -> PodGroupInfo | None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class PreemptionPlan:
+    """Where a pod would go if ``victims`` (on ``node_name``) were evicted."""
+
+    node_name: str
+    victims: tuple[Pod, ...]
+
+
+@runtime_checkable
+class PreemptionPlanner(PostFilterPlugin, Protocol):
+    """A PostFilter plugin whose preemption can be tried without evicting anyone, so
+    that a gang's preemption happens only when the whole quorum then fits.
+
+    ``plan_preemption`` searches as ``post_filter`` would and changes nothing: the plan
+    (None and the reason, prefixed as ``post_filter``'s, when preemption cannot help).
+    ``execute_preemption`` evicts a plan's victims as ``post_filter`` would have.
+    """
+
+    def plan_preemption(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PreemptionPlan | None, Status | None]: ...
+
+    def execute_preemption(self, pod: Pod, plan: PreemptionPlan) -> Status | None: ...
+
+
 #: Extension point name (as in KubeSchedulerConfiguration) → the protocol implementing it.
 EXTENSION_POINT_PROTOCOLS: dict[str, type] = {
     "preEnqueue": PreEnqueuePlugin,

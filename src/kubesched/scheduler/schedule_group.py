@@ -9,7 +9,9 @@ success every placed member starts its binding cycle, as ``schedule_one`` would 
 it; members passed over are reported as ordinary failures, members not needed go back
 to activeQ. On failure nothing stays assumed or reserved and every member is requeued
 with the group's one reason (a FailedScheduling event and PodScheduled=False each),
-backing off the group's ``backoff_seconds`` when set.
+backing off the group's ``backoff_seconds`` when set. When a dry run of preemption
+placed the whole quorum (``framework/grouppreemption.py``), its evictions are written
+here and the members are requeued nominated to their nodes.
 
 Profiles with extenders schedule gang members one by one: the group cycle is
 synchronous and the extenders' verbs are not.
@@ -17,6 +19,7 @@ synchronous and the extenders' verbs are not.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -37,6 +40,8 @@ if TYPE_CHECKING:
     from kubesched.scheduler.scheduler import Scheduler
 
 __all__ = ["schedule_group_cycle", "schedule_next"]
+
+log = logging.getLogger(__name__)
 
 
 async def schedule_next(sched: Scheduler, info: QueuedPodInfo) -> None:
@@ -82,23 +87,36 @@ async def schedule_group_cycle(
     def forget(pod: Pod) -> None:
         sched.cache.forget_pod(pod)
 
+    writer = sched.cluster_client
     try:
-        outcome = schedule_group(
-            fwk,
-            sched.algorithms[fwk.profile_name],
-            group,
-            [m.pod for m in ordered],
-            queue.groups.placed(group.key),
-            assume,
-            forget,
-            record_plugin_metrics=sched.sample_plugin_metrics(),
-        )
+        # A dry run's evictions are writes, sent once the cycle's computation is done.
+        with writer.collect() as pending_writes:
+            outcome = schedule_group(
+                fwk,
+                sched.algorithms[fwk.profile_name],
+                group,
+                [m.pod for m in ordered],
+                queue.groups.placed(group.key),
+                assume,
+                forget,
+                record_plugin_metrics=sched.sample_plugin_metrics(),
+            )
     except Exception as err:  # a plugin bug must not stop the scheduler
+        log.exception("scheduling pod group %s failed", group.key)
         status = Status.error(f"pod group {group.key}: {type(err).__name__}: {err}")
         for member in ordered:
             await handle_failure(sched, member, status, REASON_SCHEDULER_ERROR, started=start)
         return
+    failed_writes = await writer.flush(pending_writes)
     sched.metrics.scheduling_algorithm_duration.observe(time.perf_counter() - start)
+    if outcome.preempted:
+        sched.metrics.preemption_attempts.inc()
+        sched.metrics.preemption_victims.observe(outcome.victim_count())
+    nominations = outcome.nominations
+    if failed_writes:
+        # A victim not deleted: no member may keep a place that is not free.
+        log.warning("preemption for pod group %s failed: %s", group.key, "; ".join(failed_writes))
+        nominations = {}
     if outcome.status is not None:
         failure = outcome.status
         rejected = failure.code is not Code.ERROR
@@ -114,7 +132,10 @@ async def schedule_group_cycle(
             member.pending_plugins = pending if rejected else frozenset()
             member.backoff_until = until
             reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
-            await handle_failure(sched, member, failure, reason, keep=True, started=start)
+            nominated = nominations.get(member.pod.key)
+            await handle_failure(
+                sched, member, failure, reason, nominated, keep=True, started=start
+            )
         return
     for placed in outcome.placed:
         member = by_key[placed.pod.key]

@@ -476,6 +476,12 @@ class Simulator:
             if failure.fit is not None:
                 outcomes[failure.pod.key].statuses = failure.fit.diagnosis.node_to_status
         if outcome.status is not None:
+            for key, node in outcome.nominations.items():
+                # The victims are gone (deleted by the plugin): the members retry on the
+                # nodes the dry run gave them, as a preemptor on its nominated node.
+                self.nominator.add_nominated_pod(by_key[key].pod, node)
+            for key, victims in outcome.preempted.items():
+                outcomes[key].preempted.extend(victim.key for victim in victims)
             message = outcome.status.message
             rejectors = outcome.unschedulable_plugins() | outcome.pending_plugins()
             if not rejectors and outcome.status.plugin:

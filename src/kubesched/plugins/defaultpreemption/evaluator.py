@@ -160,6 +160,19 @@ class Evaluator:
             for node, v in answer.items()
         ]
 
+    def plan(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[Candidate | None, Status | None]:
+        """Steps 1 to 3 without the evictions (a gang's dry run): the candidate that
+        ``preempt`` would choose, or None and why not."""
+        found = self._candidates(state, pod, node_to_status)
+        if not isinstance(found, list):
+            return None, found[1]
+        best = self.select_candidate(found)
+        if best is None or not best.node_name:
+            return None, Status.unschedulable(NO_CANDIDATE)
+        return best, None
+
     def _candidates(
         self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
     ) -> list[Candidate] | tuple[PostFilterResult | None, Status | None]:

@@ -20,12 +20,20 @@ from kubesched.framework.args import ArgsError, ArgsReader, FieldError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.extender import ExtenderAwarePostFilter, Extenders
 from kubesched.framework.handle import Handle
-from kubesched.framework.interface import Code, PostFilterPlugin, PostFilterResult, Status
+from kubesched.framework.interface import (
+    Code,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreemptionPlan,
+    PreemptionPlanner,
+    Status,
+)
 from kubesched.framework.types import NodeInfo, NodeToStatus, PodInfo
 from kubesched.objects.pod import PREEMPT_NEVER, Pod
 from kubesched.objects.policy import PodDisruptionBudget
 from kubesched.plugins import names
 from kubesched.plugins.defaultpreemption.evaluator import (
+    Candidate,
     Evaluator,
     PreemptionInterface,
     select_victims_on_node,
@@ -125,6 +133,20 @@ class DefaultPreemption:
         result, status = self.evaluator.preempt(state, pod, node_to_status)
         return result, _prefixed(status)
 
+    def plan_preemption(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PreemptionPlan | None, Status | None]:
+        """The candidate ``post_filter`` would choose, evicting no one (a gang's dry run)."""
+        best, status = self.evaluator.plan(state, pod, node_to_status)
+        if best is None:
+            return None, _prefixed(status)
+        return PreemptionPlan(best.node_name, best.victims), None
+
+    def execute_preemption(self, pod: Pod, plan: PreemptionPlan) -> Status | None:
+        """Evict ``plan``'s victims for ``pod``, as ``post_filter`` would have."""
+        candidate = Candidate(plan.node_name, plan.victims)
+        return _prefixed(self.evaluator.prepare_candidate(candidate, pod))
+
     async def post_filter_with_extenders(
         self, state: CycleState, pod: Pod, node_to_status: NodeToStatus, extenders: Extenders
     ) -> tuple[PostFilterResult | None, Status | None]:
@@ -203,6 +225,7 @@ def _prefixed(status: Status | None) -> Status | None:
 # What upstream's ``var _ fwk.PostFilterPlugin = &DefaultPreemption{}`` states.
 _post_filter: type[PostFilterPlugin] = DefaultPreemption
 _extender_aware: type[ExtenderAwarePostFilter] = DefaultPreemption
+_planner: type[PreemptionPlanner] = DefaultPreemption
 _preemption_interface: type[PreemptionInterface] = DefaultPreemption
 
 
