@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubesched.framework.registry import PluginFactory, Registry
 from kubesched.plugins import (
+    coscheduling,
     defaultbinder,
     imagelocality,
     nodeaffinity,
@@ -45,6 +46,8 @@ IN_TREE: dict[str, PluginFactory] = {
     n.DYNAMIC_RESOURCES: dynamicresources.new,
     n.DEFAULT_PREEMPTION: defaultpreemption.new,
     n.DEFAULT_BINDER: defaultbinder.new,
+    # Beyond upstream's in-tree plugins: scheduler-plugins' names.
+    coscheduling.NAME: coscheduling.new,
 }
 
 

@@ -27,6 +27,7 @@ from kubesched.sim.draworkloads import (
     STEADY_STATE_WORKLOADS,
     dra_objects,
 )
+from kubesched.sim.gangworkloads import GANG_WORKLOADS, gang_config, pod_groups
 from kubesched.sim.simulator import Placement, Simulator
 from kubesched.sim.workloads import make_cluster, make_pods, make_storage
 
@@ -46,6 +47,9 @@ class BenchResult:
     p99_ms: float
     setup_seconds: float
     peak_rss_mb: float
+    #: Gang workloads: the gangs measured and placed whole per second (0 otherwise).
+    gangs: int = 0
+    gangs_per_second: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -115,12 +119,15 @@ def run_bench(
     sizes = {"init": init_pods, "pod": pods}
     storage = make_storage(workload, cluster, sizes)
     dra, claims = dra_objects(workload, cluster, sizes) if workload in DRA_WORKLOADS else ([], [])
+    gangs = pod_groups(workload, sizes) if workload in GANG_WORKLOADS else []
+    if gangs:
+        config = gang_config(config)
     sim = Simulator(
         cluster,
         (),
         every_node_config(config),
         registry,
-        cluster=StaticClusterLister(storage=storage, dra=dra),
+        cluster=StaticClusterLister(storage=storage, dra=dra, pod_groups=gangs),
         seed=seed,
         columnar=columnar,
     )
@@ -144,6 +151,9 @@ def run_bench(
         placements = sim.run(measured, observe)
     elapsed = time.perf_counter() - started
     scheduled = sum(1 for p in placements if p.node is not None)
+    measured_gangs = 0
+    if gangs:
+        measured_gangs = sum(1 for g in gangs if g.name.startswith("pod-"))
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return BenchResult(
         workload=workload,
@@ -157,4 +167,6 @@ def run_bench(
         p99_ms=round(1000 * _percentile(latencies, 0.99), 3),
         setup_seconds=round(setup, 3),
         peak_rss_mb=round(peak_kb / 1024, 1),
+        gangs=measured_gangs,
+        gangs_per_second=round(measured_gangs / elapsed, 1) if elapsed and gangs else 0.0,
     )

@@ -145,11 +145,15 @@ def explain_table(data: dict[str, Any]) -> str:
 
 def bench_text(data: dict[str, Any]) -> str:
     """The benchmark's figures, one per line."""
+    gangs = ""
+    if data.get("gangs"):
+        gangs = f"  {data['gangs_per_second']} gangs/s ({data['gangs']} gangs)\n"
     return (
         f"workload {data['workload']}: {data['nodes']} nodes, {data['init_pods']} initial pods, "
         f"{data['pods']} measured pods ({data['scheduled']} scheduled)\n"
         f"  {data['pods_per_second']} pods/s over {data['seconds']} s "
         f"(percentageOfNodesToScore 100)\n"
+        f"{gangs}"
         f"  per-pod latency p50 {data['p50_ms']} ms, p99 {data['p99_ms']} ms\n"
         f"  set-up {data['setup_seconds']} s, peak RSS {data['peak_rss_mb']} MiB\n"
     )

@@ -49,6 +49,7 @@ from kubesched.objects.storage import (
 )
 from kubesched.objects.storage.sources import AWS_EBS_PLUGIN
 from kubesched.sim.draworkloads import DRA_WORKLOADS, with_claims
+from kubesched.sim.gangworkloads import GANG_WORKLOADS, with_group
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 WORKLOADS = (
@@ -61,6 +62,7 @@ WORKLOADS = (
     "migrated-in-tree-pvs",
     "csi-pvs",
     *DRA_WORKLOADS,
+    *GANG_WORKLOADS,
 )
 #: The workloads whose pods each claim a pre-bound PersistentVolume.
 VOLUME_WORKLOADS = ("in-tree-pvs", "migrated-in-tree-pvs", "csi-pvs")
@@ -85,6 +87,9 @@ DEFAULT_SIZES = {
     "dra-claim-template": (500, 2500, 2500),
     "dra-steady-state": (500, 2500, 2500),
     "dra-shared-claim": (500, 2500, 2500),
+    # Gangs (sim/gangworkloads.py): 1,000 gangs of 3; 3 gangs of 1,000.
+    "gang": (5000, 0, 3000),
+    "gang-large": (5000, 0, 3000),
 }
 
 
@@ -213,6 +218,8 @@ _MAKERS: dict[str, Callable[[str], Pod]] = {
     "dra-claim-template": _basic,
     "dra-steady-state": _basic,
     "dra-shared-claim": _basic,
+    "gang": _basic,
+    "gang-large": _basic,
 }
 
 
@@ -234,6 +241,8 @@ def make_pods(workload: str, count: int, prefix: str) -> Iterator[Pod]:
         name = f"{prefix}-{i}"
         if workload in DRA_WORKLOADS:
             yield with_claims(workload, template, prefix, i)
+        elif workload in GANG_WORKLOADS:
+            yield with_group(workload, template, prefix, i)
         elif claims:
             volume = Volume("vol", "persistentVolumeClaim", claim_name(prefix, i))
             yield template.evolve(name=name, uid=name, volumes=(volume,))

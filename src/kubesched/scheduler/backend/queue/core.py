@@ -183,7 +183,11 @@ class QueueCore:
         """Run PreEnqueue; into activeQ if it passes, else held as gated."""
         key = info.pod.key
         status = self.frameworks[info.pod.scheduler_name].run_pre_enqueue_plugins(info.pod)
-        quorum = self._quorum_gate(info.pod) if status is None and self.gangs else None
+        group = None
+        if self.gangs:
+            # Filed again: a pod's group may have appeared since (its PodGroup created).
+            group = self.groups.pending_added(info.pod)
+        quorum = self._quorum_gate(info.pod) if status is None and group is not None else None
         if quorum is not None:
             status = quorum
         self.backoff.delete(key)
@@ -196,11 +200,15 @@ class QueueCore:
             if quorum is not None and self.on_quorum_gated is not None:
                 self.on_quorum_gated(info, status)
             return False
+        was_gated = info.gated
         info.gated = False
         self.unschedulable.delete(key)
         self.active.add(info)
         self._incoming(ACTIVE, event)
         self._wakeup.set()
+        if group is not None and not was_gated:
+            # Its quorum exists: siblings held for it may go too.
+            self._reconsider_group(group.key)
         return True
 
     def _incoming(self, queue: str, event: str) -> None:

@@ -77,12 +77,9 @@ class SchedulingQueue(QueueCore):
             self.update(known.pod if known is not None else pod, pod)
             return True
         info = QueuedPodInfo(pod, timestamp=self.clock())
-        group = self.groups.pending_added(pod) if self.gangs else None
+        # A new member lets the members held for their quorum go, if it completes it.
         self._move_to_active(info, POD_ADD.label)
         self.nominator.add_nominated_pod(pod)
-        if group is not None:
-            # One more member: those held for the quorum may go now.
-            self._reconsider_group(group.key)
         return True
 
     def update(self, old: Pod, new: Pod) -> None:
