@@ -27,10 +27,7 @@ __all__ = ["GroupPreemption", "planner_of"]
 
 def planner_of(fwk: Framework) -> PreemptionPlanner | None:
     """The profile's first PostFilter plugin that can dry-run its preemption."""
-    for plugin in fwk.plugins_at("postFilter"):
-        if isinstance(plugin, PreemptionPlanner):
-            return plugin
-    return None
+    return fwk.preemption_planner
 
 
 @dataclass

@@ -29,7 +29,11 @@ def quorum_message(group: PodGroupInfo, existing: int) -> str:
 
 
 class PodGroupTracker:
-    """Per group key: the pending members (by pod key) and the placed members."""
+    """Per group key: the pending members (by pod key) and the placed members.
+
+    How many members exist (pending and not held by scheduling gates, or placed; a pod
+    both pending and placed counted once) is kept as a count, so that asking costs
+    nothing whatever the group's size (the quorum gate asks for every member)."""
 
     def __init__(self, group_of: GroupOf) -> None:
         self.group_of = group_of
@@ -40,6 +44,28 @@ class PodGroupTracker:
         self._placed_group: dict[str, str] = {}
         #: The latest description of each group seen.
         self._groups: dict[str, PodGroupInfo] = {}
+        #: Per group: pod key → [ready and pending, placed]; and how many keys have
+        #: either (the members that exist).
+        self._flags: dict[str, dict[str, list[bool]]] = {}
+        self._existing: dict[str, int] = {}
+
+    def _flag(self, key: str, pod_key: str, index: int, value: bool) -> None:
+        flags = self._flags.setdefault(key, {})
+        entry = flags.get(pod_key)
+        if entry is None:
+            if not value:
+                return
+            entry = flags[pod_key] = [False, False]
+        before = entry[0] or entry[1]
+        entry[index] = value
+        after = entry[0] or entry[1]
+        if before != after:
+            self._existing[key] = self._existing.get(key, 0) + (1 if after else -1)
+        if not after:
+            del flags[pod_key]
+            if not flags:
+                del self._flags[key]
+                self._existing.pop(key, None)
 
     # --- feeding ------------------------------------------------------------------
 
@@ -52,6 +78,7 @@ class PodGroupTracker:
         self._groups[group.key] = group
         self._pending.setdefault(group.key, {})[pod.key] = pod
         self._pending_group[pod.key] = group.key
+        self._flag(group.key, pod.key, 0, not pod.scheduling_gates)
         return group
 
     def pending_removed(self, pod: Pod) -> str | None:
@@ -63,6 +90,7 @@ class PodGroupTracker:
                 members.pop(pod.key, None)
                 if not members:
                     del self._pending[key]
+            self._flag(key, pod.key, 0, False)
         return key
 
     def placed_added(self, pod: Pod) -> None:
@@ -74,6 +102,7 @@ class PodGroupTracker:
         self._groups[group.key] = group
         self._placed.setdefault(group.key, set()).add(pod.key)
         self._placed_group[pod.key] = group.key
+        self._flag(group.key, pod.key, 1, True)
 
     def placed_removed(self, pod: Pod) -> None:
         """``pod`` left its node (forgotten, deleted, finished)."""
@@ -84,6 +113,7 @@ class PodGroupTracker:
                 members.discard(pod.key)
                 if not members:
                     del self._placed[key]
+            self._flag(key, pod.key, 1, False)
 
     # --- reading ------------------------------------------------------------------
 
@@ -102,13 +132,7 @@ class PodGroupTracker:
     def existing(self, key: str) -> int:
         """How many members exist: pending or placed, each counted once, not counting
         pending members held by scheduling gates (they cannot join a quorum yet)."""
-        placed = self._placed.get(key, set())
-        ready = [
-            k
-            for k, pod in self._pending.get(key, {}).items()
-            if not pod.scheduling_gates and k not in placed
-        ]
-        return len(placed) + len(ready)
+        return self._existing.get(key, 0)
 
     def has_quorum(self, group: PodGroupInfo) -> bool:
         """Whether enough members exist for a quorum."""

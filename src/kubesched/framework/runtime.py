@@ -49,6 +49,7 @@ from kubesched.framework.interface import (
     PostFilterResult,
     PreBindPlugin,
     PreBindPreFlightPlugin,
+    PreemptionPlanner,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -195,6 +196,11 @@ class Framework:
         #: The plugin that says which pods form gangs (the first PodGroupPlugin enabled).
         self.pod_group_plugin: PodGroupPlugin | None = next(
             (p for p in self.plugins.values() if isinstance(p, PodGroupPlugin)), None
+        )
+        #: The first PostFilter plugin whose preemption can be dry-run (gangs'); found
+        #: once, a runtime-checked Protocol's isinstance being slow.
+        self.preemption_planner: PreemptionPlanner | None = next(
+            (p for p in self.points["postFilter"] if isinstance(p, PreemptionPlanner)), None
         )
 
     # --- building ---------------------------------------------------------------------

@@ -71,6 +71,9 @@ NAME: Final = "Coscheduling"
 #: Upstream's status when a pod names a PodGroup that does not exist.
 ERR_POD_GROUP_NOT_FOUND: Final = "PodGroup not found"
 
+#: How many pods' sort times are kept before the memo starts over.
+_MAX_KEPT_TIMES = 100_000
+
 _PERMIT_WAITING = "permitWaitingTimeSeconds"
 _BACKOFF = "podGroupBackoffSeconds"
 _REJECT_PERCENTAGE = "podGroupRejectPercentage"
@@ -150,6 +153,9 @@ class Coscheduling:
     def __init__(self, args: CoschedulingArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
+        #: Pod key → (the pod object, its sort time): QueueSort compares a pod many
+        #: times while it waits; a new version of the pod is looked up again.
+        self._times: dict[str, tuple[Pod, float]] = {}
 
     def _pod_group(self, pod: Pod) -> PodGroup | None:
         name = pod_group_name(pod)
@@ -173,11 +179,20 @@ class Coscheduling:
         member, else the pod's. When neither is known (files without timestamps), the
         time the pod entered the queue."""
         pod = info.pod
+        cached = self._times.get(pod.key)
+        if cached is not None and cached[0] is pod:
+            return cached[1]
         group = self._pod_group(pod)
         stamp = _epoch(group.creation_timestamp) if group is not None else None
         if stamp is None:
             stamp = _epoch(pod.creation_timestamp)
-        return stamp if stamp is not None else info.timestamp
+        if stamp is None:
+            # Not kept: the queue time changes when the pod is queued again.
+            return info.timestamp
+        if len(self._times) >= _MAX_KEPT_TIMES:
+            self._times.clear()
+        self._times[pod.key] = (pod, stamp)
+        return stamp
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         """Higher priority first; then the older group (or pod); then by pod key."""

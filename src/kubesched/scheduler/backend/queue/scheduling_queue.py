@@ -148,7 +148,12 @@ class SchedulingQueue(QueueCore):
             # SchedulerPopFromBackoffQ: an idle scheduler need not wait out backoffs,
             # except those of pods that failed by an error.
             head = self.backoff.peek()
-            if head is not None and (head.unschedulable_plugins or head.pending_plugins):
+            if (
+                head is not None
+                and (head.unschedulable_plugins or head.pending_plugins)
+                # A gang's backoff (podGroupBackoffSeconds) is waited out all the same.
+                and head.backoff_until <= self.clock()
+            ):
                 info = self.backoff.pop()
         if info is None:
             return None
