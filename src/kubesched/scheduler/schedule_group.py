@@ -122,10 +122,8 @@ async def schedule_group_cycle(
         rejected = failure.code is not Code.ERROR
         plugins = outcome.unschedulable_plugins()
         pending = outcome.pending_plugins()
-        if rejected and not plugins and not pending and fwk.pod_group_plugin is not None:
-            # Too few members to try (some in flight, deleted or gated): wait for events
-            # of the group's plugin.
-            plugins = frozenset({fwk.pod_group_plugin.name})
+        # With no member rejected by a plugin (too few members could be tried: others
+        # held back by a PreEnqueue plugin), the group retries after a backoff.
         until = queue.clock() + group.backoff_seconds if group.backoff_seconds > 0 else 0.0
         for member in ordered:
             member.unschedulable_plugins = plugins if rejected else frozenset()

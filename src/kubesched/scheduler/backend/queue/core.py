@@ -156,8 +156,13 @@ class QueueCore:
         return Status(Code.PENDING, (message,), plugin.name if plugin is not None else "")
 
     def _reconsider_group(self, key: str) -> None:
-        """A member of group ``key`` came or changed: its members held for the quorum
-        may go now."""
+        """A member of group ``key`` came or changed: once the quorum exists, its
+        members held for it go. (Until then they stay held with the count they were
+        held with: telling every held member of a 1,000-pod gang about each newcomer
+        would cost a million condition writes.)"""
+        group = self.groups.group(key)
+        if group is None or not self.groups.has_quorum(group):
+            return
         for pod in self.groups.pending(key):
             info = self.unschedulable.get(pod.key)
             if info is not None and info.gated and not pod.scheduling_gates:
