@@ -823,7 +823,9 @@ def make_app(
     app[RECORDS_KEY] = records
     health.add_routes(app)
     app.router.add_get(RECORDS_PATH, _records)
-    app.router.add_route("*", "/{tail:.*}", handle)
+    # Every path, even one whose decoded name holds a newline (``.../configmaps/%0A``),
+    # which ``.*`` would not match: aiohttp's own 404 is plain text, not a Status.
+    app.router.add_route("*", r"/{tail:[\s\S]*}", handle)
     app.on_shutdown.append(_on_shutdown)
     app.cleanup_ctx.append(_reaper_context)
     return app

@@ -735,17 +735,19 @@ def _before_deletion(changes: builtins.list[Change], index: int, key: tuple[str,
     raise errors.expired(_EXPIRED_LIST)
 
 
+_MAX_VERSION = 1 << 64
+
+
 def parse_resource_version(text: str | None) -> int:
     """``""``/None/``"0"`` → 0; a decimal → its value; anything else → 400 BadRequest."""
     if not text:
         return 0
-    try:
-        value = int(text)
-    except ValueError:
-        raise errors.bad_request(f"invalid resource version: {text!r}") from None
-    if value < 0:
+    # strconv.ParseUint(text, 10, 64), as etcd3 storage parses it: ASCII digits only (no
+    # sign, space or "_", which int() takes) and below 2**64, else 400 at once rather
+    # than a wait for a version that will never come.
+    if not (text.isascii() and text.isdigit()) or int(text) >= _MAX_VERSION:
         raise errors.bad_request(f"invalid resource version: {text!r}")
-    return value
+    return int(text)
 
 
 def _key_of(obj: Object) -> tuple[str, str]:
