@@ -4,14 +4,17 @@ empty and synced while the CRDs are not installed, and filled once they are."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from kube_helpers import run
 
 from kubesched.apiserver.runner import ApiServerHandle
 from kubesched.controllers.crds import install_crds, scheduling_crds
-from kubesched.kube import Client, load_kubeconfig
+from kubesched.kube import Client, NotFound, load_kubeconfig
 from kubesched.kube.resources import CUSTOM_RESOURCE_DEFINITIONS, ELASTIC_QUOTAS, POD_GROUPS
 from kubesched.kube.schedulinglisters import SchedulingListers
 from kubesched.scheduler.listers import InformerClusterLister
@@ -28,8 +31,17 @@ async def until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> A
 
 
 def test_listers_are_empty_without_the_crds_and_fill_once_installed(
-    apiserver: ApiServerHandle,
+    apiserver: ApiServerHandle, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG, logger="kubesched.kube.informer")
+
+    def unserved(level: int) -> list[str]:
+        return [
+            r.getMessage()
+            for r in caplog.records
+            if r.levelno == level and "not served" in r.getMessage()
+        ]
+
     async def body() -> None:
         async with Client(load_kubeconfig([apiserver.kubeconfig_path])) as client:
             listers = SchedulingListers(client)
@@ -42,6 +54,12 @@ def test_listers_are_empty_without_the_crds_and_fill_once_installed(
                 assert listers.pod_groups() == []
                 assert listers.elastic_quotas() == []
                 assert listers.pod_group("default", "train") is None
+                # Listed again and again while not served, said once at INFO each.
+                await until(lambda: len(unserved(logging.DEBUG)) >= 4, "lists again")
+                said = unserved(logging.INFO)
+                assert len(said) == 2, said
+                assert any("podgroups" in m for m in said)
+                assert any("elasticquotas" in m for m in said)
 
                 created = await install_crds(client, scheduling_crds())
                 assert sorted(created) == [
@@ -64,7 +82,9 @@ def test_listers_are_empty_without_the_crds_and_fill_once_installed(
                 for informer in listers.scheduling_informers:
                     await informer.stop()
                 for crd in scheduling_crds():
-                    await client.delete(CUSTOM_RESOURCE_DEFINITIONS, crd["metadata"]["name"])
+                    with contextlib.suppress(NotFound):
+                        name = crd["metadata"]["name"]
+                        await client.delete(CUSTOM_RESOURCE_DEFINITIONS, name)
 
     run(body())
 
