@@ -28,3 +28,7 @@ TAINT_TOLERATION: Final = "TaintToleration"
 VOLUME_BINDING: Final = "VolumeBinding"
 VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
 VOLUME_ZONE: Final = "VolumeZone"
+
+# Out of tree: scheduler-plugins (sigs.k8s.io/scheduler-plugins), by the names its
+# configurations use.
+CAPACITY_SCHEDULING: Final = "CapacityScheduling"

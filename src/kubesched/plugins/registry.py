@@ -18,6 +18,7 @@ from kubesched.plugins import (
     volumezone,
 )
 from kubesched.plugins import names as n
+from kubesched.plugins.capacityscheduling import plugin as capacityscheduling
 from kubesched.plugins.defaultpreemption import plugin as defaultpreemption
 from kubesched.plugins.dynamicresources import plugin as dynamicresources
 from kubesched.plugins.interpodaffinity import plugin as interpodaffinity
@@ -46,8 +47,10 @@ IN_TREE: dict[str, PluginFactory] = {
     n.DYNAMIC_RESOURCES: dynamicresources.new,
     n.DEFAULT_PREEMPTION: defaultpreemption.new,
     n.DEFAULT_BINDER: defaultbinder.new,
-    # Beyond upstream's in-tree plugins: scheduler-plugins' names.
+    # Beyond upstream's in-tree plugins: scheduler-plugins' names, enabled by
+    # configuration only.
     coscheduling.NAME: coscheduling.new,
+    n.CAPACITY_SCHEDULING: capacityscheduling.new,
 }
 
 

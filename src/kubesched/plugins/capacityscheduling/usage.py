@@ -1,0 +1,148 @@
+"""What each quota's namespace uses, derived from the snapshot plus the pods in flight.
+
+Upstream's plugin keeps its own ElasticQuotaInfos cache: pod informer events add and
+remove assigned pods, Reserve adds the pod being scheduled and Unreserve takes it back.
+A counter kept beside the scheduler's cache can drift from it (a failure path that
+forgets to Unreserve, an event missed): then a quota leaks forever.
+
+Here the use is derived instead. The cycle's snapshot already holds every assigned pod
+and every assumed one (the scheduler assumes a pod before Reserve), so the use of a
+namespace is the sum of the requests of its pods in the snapshot. Reserve only records
+the pods the snapshot does not hold yet (a group cycle may reserve several members
+against one snapshot before any is assumed); Unreserve drops them, and a pod in flight
+that shows up in the snapshot is dropped from flight, as it now counts there. So a pod
+counts once, and a pod that is neither in the snapshot nor reserved counts nowhere,
+whatever path its failure took.
+
+Deriving it does not rescan every pod each cycle: each node's share is kept with the
+node's generation (bumped by the cache on every pod change) and redone only when it
+changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kubesched.framework.snapshot import Snapshot
+from kubesched.objects.pod import Pod
+from kubesched.objects.resources import Resource
+from kubesched.plugins.capacityscheduling.elasticquota import (
+    ElasticQuotaInfo,
+    ElasticQuotaInfos,
+    QuotaSpec,
+)
+
+__all__ = ["QuotaUsage"]
+
+
+@dataclass(slots=True)
+class _NodeShare:
+    """One node's pods of quota namespaces, at one generation of the node."""
+
+    generation: int
+    pods: dict[str, list[Pod]] = field(default_factory=dict)
+
+
+class QuotaUsage:
+    """The pods each quota namespace uses: the snapshot's, plus those in flight."""
+
+    def __init__(self) -> None:
+        self._namespaces: frozenset[str] = frozenset()
+        self._nodes: dict[str, _NodeShare] = {}
+        #: namespace → pod key → pod, over every node (from the node shares).
+        self._assigned: dict[str, dict[str, Pod]] = {}
+        #: Reserved pods not (yet) in the snapshot: pod key → pod.
+        self._in_flight: dict[str, Pod] = {}
+
+    # --- Reserve / Unreserve ----------------------------------------------------------
+
+    def reserve(self, pod: Pod) -> None:
+        """Count ``pod`` until it is unreserved or shows up in a snapshot."""
+        self._in_flight[pod.key] = pod
+
+    def unreserve(self, pod: Pod) -> None:
+        """Stop counting ``pod`` as in flight (a snapshot may still hold it: then the
+        scheduler's cache decides, by forgetting it or not)."""
+        self._in_flight.pop(pod.key, None)
+
+    def in_flight(self) -> list[Pod]:
+        """The reserved pods no snapshot has shown yet (for tests and reports)."""
+        return list(self._in_flight.values())
+
+    # --- the accounts -----------------------------------------------------------------
+
+    def infos(self, quotas: Iterable[QuotaSpec], snapshot: Snapshot) -> ElasticQuotaInfos:
+        """A fresh account per quota, filled with its namespace's pods: those on the
+        snapshot's nodes and those in flight. The first quota of a namespace wins, as
+        upstream supports one per namespace."""
+        infos: dict[str, ElasticQuotaInfo] = {}
+        for quota in quotas:
+            if quota.namespace not in infos:
+                infos[quota.namespace] = ElasticQuotaInfo.of(quota)
+        self._refresh(frozenset(infos), snapshot)
+        for namespace, info in infos.items():
+            for pod in self._assigned.get(namespace, {}).values():
+                info.add_pod(pod)
+        for pod in self._in_flight.values():
+            account = infos.get(pod.namespace)
+            if account is not None:
+                account.add_pod(pod)  # no-op when the snapshot holds it already
+        return ElasticQuotaInfos(infos)
+
+    def _refresh(self, namespaces: frozenset[str], snapshot: Snapshot) -> None:
+        if namespaces != self._namespaces:
+            self._namespaces = namespaces
+            self._nodes.clear()
+            self._assigned.clear()
+        seen: set[str] = set()
+        for node_info in snapshot.list():
+            name = node_info.name
+            seen.add(name)
+            share = self._nodes.get(name)
+            if share is not None and share.generation == node_info.generation:
+                continue
+            if share is not None:
+                self._forget(share)
+            share = _NodeShare(node_info.generation)
+            for info in node_info.pods:
+                pod = info.pod
+                if pod.namespace in namespaces:
+                    share.pods.setdefault(pod.namespace, []).append(pod)
+            self._remember(share)
+            self._nodes[name] = share
+        for name in [n for n in self._nodes if n not in seen]:
+            self._forget(self._nodes.pop(name))
+        if self._in_flight:
+            # A pod in flight that a snapshot holds counts there from now on.
+            for key, pod in list(self._in_flight.items()):
+                if key in self._assigned.get(pod.namespace, {}):
+                    del self._in_flight[key]
+
+    def _remember(self, share: _NodeShare) -> None:
+        for namespace, pods in share.pods.items():
+            assigned = self._assigned.setdefault(namespace, {})
+            for pod in pods:
+                assigned[pod.key] = pod
+
+    def _forget(self, share: _NodeShare) -> None:
+        for namespace, pods in share.pods.items():
+            assigned = self._assigned.get(namespace)
+            if assigned is None:
+                continue
+            for pod in pods:
+                if assigned.get(pod.key) is pod:
+                    del assigned[pod.key]
+
+    def used(self, namespace: str) -> Resource:
+        """The requests of ``namespace``'s pods as of the last :meth:`infos` (for tests
+        and reports)."""
+        total = Resource()
+        keys = set()
+        for pod in self._assigned.get(namespace, {}).values():
+            keys.add(pod.key)
+            total.add(pod.requests)
+        for pod in self._in_flight.values():
+            if pod.namespace == namespace and pod.key not in keys:
+                total.add(pod.requests)
+        return total
