@@ -164,6 +164,16 @@ def test_a_reserved_pod_the_snapshot_holds_counts_once() -> None:
     assert plugin.usage.in_flight() == []  # the snapshot counts it from now on
 
 
+def test_a_pod_bound_and_deleted_before_the_next_cycle_leaves_no_use_behind() -> None:
+    """Reserve of an assumed pod records nothing beside the snapshot: once the pod is
+    gone from it (bound, ran, deleted), it counts nowhere, with no cycle in between."""
+    fwk = build([], QUOTAS)
+    assumed = assume(fwk, gpu_pod("a1"), "gpu-0")
+    assert fwk.run_reserve_plugins_reserve(CycleState(), assumed, "gpu-0") is None
+    fwk.snapshot.remove_pod(assumed)
+    assert used(fwk) == 0
+
+
 def test_a_later_reserve_plugin_failing_leaves_no_use_behind() -> None:
     """The scheduler's path: assume, Reserve fails in a later plugin, Unreserve every
     Reserve plugin in reverse order, forget the assumed pod."""

@@ -226,7 +226,15 @@ class CapacityScheduling:
     # --- Reserve ----------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """Count ``pod`` in its quota until the snapshot holds it or it is unreserved."""
+        """Count ``pod`` in its quota until it is unreserved, unless the snapshot holds it
+        already: the scheduler (and a group cycle, member by member) assumes a pod on
+        its node before Reserve, and from then on the snapshot counts it, so nothing is
+        left to undo whatever happens to it next."""
+        if not any(q.namespace == pod.namespace for q in self.handle.cluster.elastic_quotas()):
+            return None
+        node_info = self.handle.snapshot.find(node_name)
+        if node_info is not None and any(info.pod.key == pod.key for info in node_info.pods):
+            return None
         self.usage.reserve(pod)
         return None
 

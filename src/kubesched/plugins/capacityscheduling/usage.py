@@ -6,13 +6,13 @@ A counter kept beside the scheduler's cache can drift from it (a failure path th
 forgets to Unreserve, an event missed): then a quota leaks forever.
 
 Here the use is derived instead. The cycle's snapshot already holds every assigned pod
-and every assumed one (the scheduler assumes a pod before Reserve), so the use of a
-namespace is the sum of the requests of its pods in the snapshot. Reserve only records
-the pods the snapshot does not hold yet (a group cycle may reserve several members
-against one snapshot before any is assumed); Unreserve drops them, and a pod in flight
-that shows up in the snapshot is dropped from flight, as it now counts there. So a pod
-counts once, and a pod that is neither in the snapshot nor reserved counts nowhere,
-whatever path its failure took.
+and every assumed one (the scheduler, and a group cycle member by member, assumes a pod
+on its node before Reserve), so the use of a namespace is the sum of the requests of its
+pods in the snapshot, and Reserve has nothing to add: a failure after it forgets the
+assumed pod, and the use follows. Only a pod reserved without being assumed (a caller
+that reserves against a snapshot it does not change) is kept here, in flight, until
+Unreserve, or until a snapshot shows it. So a pod counts once, and a pod that is neither
+in the snapshot nor reserved counts nowhere, whatever path its failure took.
 
 Deriving it does not rescan every pod each cycle: each node's share is kept with the
 node's generation (bumped by the cache on every pod change) and redone only when it
@@ -80,6 +80,14 @@ class QuotaUsage:
         for quota in quotas:
             if quota.namespace not in infos:
                 infos[quota.namespace] = ElasticQuotaInfo.of(quota)
+        if not infos:
+            # No quota, nothing to count: a profile with the plugin but no ElasticQuota
+            # pays nothing per cycle.
+            self._namespaces = frozenset()
+            self._nodes.clear()
+            self._assigned.clear()
+            self._in_flight.clear()
+            return ElasticQuotaInfos()
         self._refresh(frozenset(infos), snapshot)
         for namespace, info in infos.items():
             for pod in self._assigned.get(namespace, {}).values():
