@@ -14,7 +14,7 @@ from kubesched.config import Plugins, PluginSet, Profile
 from kubesched.framework.args import ArgsError
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.handle import Nominator, StaticClusterLister
-from kubesched.framework.interface import Code, PostFilterResult, Status
+from kubesched.framework.interface import Code, PostFilterResult, QueueingHint, Status
 from kubesched.framework.registry import Registry
 from kubesched.framework.runtime import Framework
 from kubesched.framework.schedule import FitError, SchedulingAlgorithm
@@ -597,3 +597,47 @@ def test_args_with_a_field_are_refused_by_name() -> None:
         "minCandidateNodesPercentage",
     ]
     assert "CapacityScheduling takes no args" in str(info.value)
+
+
+# --- queueing hints --------------------------------------------------------------------------
+
+
+def deleted_pod(ns: str, *, node: str = "", nominated: str = "") -> Pod:
+    w = make_pod("gone").namespace(ns).req(memory="50")
+    if node:
+        w = w.node(node)
+    if nominated:
+        w = w.nominated_node_name(nominated)
+    return w.obj()
+
+
+HINT_CASES = [
+    pytest.param(
+        deleted_pod("ns1", node="n1"),
+        QueueingHint.QUEUE,
+        id="queue-on-assigned-pod-of-a-quota-namespace-deleted",
+    ),
+    pytest.param(
+        deleted_pod("ns1", nominated="n1"),
+        QueueingHint.QUEUE,
+        id="queue-on-nominated-pod-of-a-quota-namespace-deleted",
+    ),
+    pytest.param(
+        deleted_pod("free", node="n1"),
+        QueueingHint.QUEUE_SKIP,
+        id="skip-on-pod-of-a-namespace-without-quota-deleted",
+    ),
+    pytest.param(deleted_pod("ns1"), QueueingHint.QUEUE_SKIP, id="skip-on-pending-pod-deleted"),
+]
+
+
+@pytest.mark.parametrize(("deleted", "expected"), HINT_CASES)
+def test_is_schedulable_after_pod_change(deleted: Pod, expected: QueueingHint) -> None:
+    plugin = plugin_of(build([], [], [MEM_QUOTA]))
+    assert plugin.is_schedulable_after_pod_change(pod("p", "ns1"), deleted, None) is expected
+
+
+def test_the_hint_refuses_what_is_not_a_pod() -> None:
+    plugin = plugin_of(build([], [], [MEM_QUOTA]))
+    with pytest.raises(TypeError):
+        plugin.is_schedulable_after_pod_change(pod("p", "ns1"), object(), None)

@@ -38,6 +38,7 @@ from kubesched.framework.interface import (
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
+    QueueingHint,
     ReservePlugin,
     Status,
 )
@@ -56,6 +57,7 @@ from kubesched.plugins.capacityscheduling.state import (
 )
 from kubesched.plugins.capacityscheduling.usage import QuotaUsage
 from kubesched.plugins.defaultpreemption.evaluator import Evaluator
+from kubesched.plugins.helper import as_deleted
 
 __all__ = [
     "NAME",
@@ -245,13 +247,30 @@ class CapacityScheduling:
     # --- requeueing -------------------------------------------------------------------
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        """Upstream's events, each with no hint (every such event requeues)."""
+        """Upstream's events: a pod deleted, any change of an ElasticQuota."""
         return (
-            # A deleted pod gives its quota its use back (assigned) or its nomination (pending).
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
-            # A new, changed or deleted quota changes the bounds (deleted: no limit).
+            # A deleted pod (or one turned terminal) of a quota namespace gives its use
+            # back to its quota and to the sum of every min; a nominated one, its
+            # nomination's share.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE),
+                self.is_schedulable_after_pod_change,
+            ),
+            # A new, changed or deleted quota changes a max or the sum of every min
+            # (deleted: its namespace is no longer limited), for any pod: no hint.
             ClusterEventWithHint(ClusterEvent(EventResource.ELASTIC_QUOTA, ActionType.ALL)),
         )
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue when the deleted pod was on a node or nominated to one and its namespace
+        has an ElasticQuota: only such a pod counted in a quota or in the sum of min."""
+        deleted = as_deleted(Pod, old)
+        if not deleted.node_name and not deleted.nominated_node_name:
+            return QueueingHint.QUEUE_SKIP
+        quotas = self.handle.cluster.elastic_quotas()
+        if any(q.namespace == deleted.namespace for q in quotas):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
 
 # What upstream's ``var _ framework.XPlugin = &CapacityScheduling{}`` lines state.
