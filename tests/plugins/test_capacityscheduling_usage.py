@@ -131,6 +131,32 @@ def test_use_follows_pods_added_and_removed_on_nodes() -> None:
     assert used(fwk) == 1
 
 
+def test_an_account_handed_out_keeps_its_pods_when_the_snapshot_changes() -> None:
+    """A cycle's accounts share the pods of the refresh; the next refresh copies before
+    it changes them, so an earlier cycle's accounts (a group cycle's members) hold."""
+    fwk = build([gpu_pod("a1", node="gpu-0")], QUOTAS)
+    plugin = plugin_of(fwk)
+    earlier = plugin.quota_infos().get("team-a")
+    fwk.snapshot.add_pod(gpu_pod("a2", node="gpu-1"))
+    fwk.snapshot.remove_pod(gpu_pod("a1", node="gpu-0"))
+    later = plugin.quota_infos().get("team-a")
+    assert earlier is not None and later is not None
+    assert (earlier.counts("team-a/a1"), earlier.counts("team-a/a2")) == (True, False)
+    assert (later.counts("team-a/a1"), later.counts("team-a/a2")) == (False, True)
+    assert (earlier.used.get(GPU), later.used.get(GPU)) == (1, 1)
+
+
+def test_a_dry_run_clone_changes_only_itself() -> None:
+    fwk = build([gpu_pod("a1", node="gpu-0")], QUOTAS)
+    account = plugin_of(fwk).quota_infos().get("team-a")
+    assert account is not None
+    copy = account.clone()
+    assert copy.remove_pod(gpu_pod("a1")) and not copy.remove_pod(gpu_pod("a1"))
+    assert copy.add_pod(gpu_pod("a1")) and copy.add_pod(gpu_pod("a9"))
+    assert copy.used.get(GPU) == 2 and account.used.get(GPU) == 1
+    assert not account.counts("team-a/a9")
+
+
 def test_a_quota_added_later_counts_the_pods_already_running() -> None:
     """Upstream's addElasticQuota starts at zero use; derived, nothing is lost."""
     fwk = build([gpu_pod("a1", node="gpu-0")], QUOTAS[1:])

@@ -104,7 +104,10 @@ class ElasticQuotaInfo:
     """One namespace's quota: bounds, use, and the keys of the pods the use counts.
 
     ``min`` and ``max`` are the bounds as upstream fills them (see :func:`_bounds`);
-    ``used`` is the sum of the requests of ``pods``.
+    ``used`` is the sum of the requests of the pods counted. The pods counted are the
+    keys of ``base`` (shared, never changed through this object: a cycle's accounts
+    share the pods of the last refresh) plus ``added``, less ``removed``; preemption's
+    dry runs change only the latter two, on their clones.
     """
 
     namespace: str
@@ -112,7 +115,9 @@ class ElasticQuotaInfo:
     min: Resource
     max: Resource
     used: Resource = field(default_factory=Resource)
-    pods: set[str] = field(default_factory=set)
+    base: Mapping[str, object] = field(default_factory=dict)
+    added: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, quota: QuotaSpec) -> ElasticQuotaInfo:
@@ -130,24 +135,46 @@ class ElasticQuotaInfo:
         return f"{self.namespace}/{self.name}"
 
     def clone(self) -> ElasticQuotaInfo:
-        """An independent copy (bounds are never changed in place, so they are shared)."""
+        """An independent copy (bounds and ``base`` are never changed in place, so they
+        are shared)."""
         return ElasticQuotaInfo(
-            self.namespace, self.name, self.min, self.max, self.used.copy(), set(self.pods)
+            self.namespace,
+            self.name,
+            self.min,
+            self.max,
+            self.used.copy(),
+            self.base,
+            set(self.added),
+            set(self.removed),
         )
+
+    def counts(self, key: str) -> bool:
+        """Whether the pod with ``key`` is counted."""
+        if key in self.added:
+            return True
+        return key in self.base and key not in self.removed
 
     def add_pod(self, pod: Pod) -> bool:
         """Count ``pod``'s requests unless it is counted already; whether it was added."""
-        if pod.key in self.pods:
+        key = pod.key
+        if self.counts(key):
             return False
-        self.pods.add(pod.key)
+        if key in self.removed:
+            self.removed.discard(key)
+        else:
+            self.added.add(key)
         self.used.add(pod.requests)
         return True
 
     def remove_pod(self, pod: Pod) -> bool:
         """Stop counting ``pod``; whether it was counted."""
-        if pod.key not in self.pods:
+        key = pod.key
+        if not self.counts(key):
             return False
-        self.pods.discard(pod.key)
+        if key in self.added:
+            self.added.discard(key)
+        else:
+            self.removed.add(key)
         self.used.sub(pod.requests)
         return True
 

@@ -52,6 +52,10 @@ class QuotaUsage:
         self._nodes: dict[str, _NodeShare] = {}
         #: namespace → pod key → pod, over every node (from the node shares).
         self._assigned: dict[str, dict[str, Pod]] = {}
+        #: namespace → the sum of the requests of its pods in ``_assigned``.
+        self._totals: dict[str, Resource] = {}
+        #: The namespaces whose ``_assigned`` dict accounts handed out refer to.
+        self._shared: set[str] = set()
         #: Reserved pods not (yet) in the snapshot: pod key → pod.
         self._in_flight: dict[str, Pod] = {}
 
@@ -86,12 +90,19 @@ class QuotaUsage:
             self._namespaces = frozenset()
             self._nodes.clear()
             self._assigned.clear()
+            self._totals.clear()
+            self._shared.clear()
             self._in_flight.clear()
             return ElasticQuotaInfos()
         self._refresh(frozenset(infos), snapshot)
         for namespace, info in infos.items():
-            for pod in self._assigned.get(namespace, {}).values():
-                info.add_pod(pod)
+            assigned = self._assigned.get(namespace)
+            if assigned:
+                # Shared, not copied: the next refresh copies a namespace's pods before
+                # it changes them (see _writable).
+                info.base = assigned
+                info.used = self._totals[namespace].copy()
+                self._shared.add(namespace)
         for pod in self._in_flight.values():
             account = infos.get(pod.namespace)
             if account is not None:
@@ -103,6 +114,8 @@ class QuotaUsage:
             self._namespaces = namespaces
             self._nodes.clear()
             self._assigned.clear()
+            self._totals.clear()
+            self._shared.clear()
         seen: set[str] = set()
         for node_info in snapshot.list():
             name = node_info.name
@@ -122,25 +135,43 @@ class QuotaUsage:
         for name in [n for n in self._nodes if n not in seen]:
             self._forget(self._nodes.pop(name))
         if self._in_flight:
-            # A pod in flight that a snapshot holds counts there from now on.
+            # A pod in flight that a snapshot holds counts there from now on; one whose
+            # quota is gone counts nowhere.
             for key, pod in list(self._in_flight.items()):
-                if key in self._assigned.get(pod.namespace, {}):
+                if pod.namespace not in namespaces or key in self._assigned.get(pod.namespace, {}):
                     del self._in_flight[key]
 
     def _remember(self, share: _NodeShare) -> None:
         for namespace, pods in share.pods.items():
-            assigned = self._assigned.setdefault(namespace, {})
+            assigned = self._writable(namespace)
+            total = self._totals.setdefault(namespace, Resource())
             for pod in pods:
+                old = assigned.get(pod.key)
+                if old is not None:
+                    total.sub(old.requests)  # met on another node first: count it once
                 assigned[pod.key] = pod
+                total.add(pod.requests)
 
     def _forget(self, share: _NodeShare) -> None:
         for namespace, pods in share.pods.items():
-            assigned = self._assigned.get(namespace)
-            if assigned is None:
+            if namespace not in self._assigned:
                 continue
+            assigned = self._writable(namespace)
+            total = self._totals[namespace]
             for pod in pods:
                 if assigned.get(pod.key) is pod:
                     del assigned[pod.key]
+                    total.sub(pod.requests)
+
+    def _writable(self, namespace: str) -> dict[str, Pod]:
+        """``namespace``'s pods, copied first if an account handed out shares them."""
+        assigned = self._assigned.get(namespace)
+        if assigned is None:
+            assigned = self._assigned[namespace] = {}
+        elif namespace in self._shared:
+            assigned = self._assigned[namespace] = dict(assigned)
+        self._shared.discard(namespace)
+        return assigned
 
     def used(self, namespace: str) -> Resource:
         """The requests of ``namespace``'s pods as of the last :meth:`infos` (for tests
