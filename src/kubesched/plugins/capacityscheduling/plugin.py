@@ -10,7 +10,8 @@ unused, and takes it back by preemption.
   before it (by preemption) count first. A namespace without a quota is not limited.
 - **PostFilter** replaces DefaultPreemption (scheduler-plugins' configuration disables
   every other PostFilter): the framework's evaluator with this plugin's victim rules
-  (``preemption.py``), including the reclaim upstream misses (issue 683).
+  (``preemption.py``), including the reclaim upstream misses (issue 683). It is also
+  the profile's PreemptionPlanner, so that a gang's quorum preempts by quota too.
 - **Reserve / Unreserve** count the pod in flight until the scheduler's snapshot holds
   it (``usage.py``: the use is derived from the snapshot, so no failure path can leak).
 
@@ -35,6 +36,8 @@ from kubesched.framework.interface import (
     EventResource,
     PostFilterPlugin,
     PostFilterResult,
+    PreemptionPlan,
+    PreemptionPlanner,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -56,7 +59,7 @@ from kubesched.plugins.capacityscheduling.state import (
     read_quota_state,
 )
 from kubesched.plugins.capacityscheduling.usage import QuotaUsage
-from kubesched.plugins.defaultpreemption.evaluator import Evaluator
+from kubesched.plugins.defaultpreemption.evaluator import Candidate, Evaluator
 from kubesched.plugins.helper import as_deleted
 
 __all__ = [
@@ -225,6 +228,23 @@ class CapacityScheduling:
         evaluator = Evaluator(NAME, self.handle, QuotaPreemptor(self.handle, state))
         return evaluator.preempt(state, pod, node_to_status)
 
+    def plan_preemption(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PreemptionPlan | None, Status | None]:
+        """The candidate ``post_filter`` would choose, evicting no one: a gang's dry run
+        of the whole quorum (PreemptionPlanner). Quota victims on other nodes (issue
+        683) are in the plan's victims like the node's own."""
+        evaluator = Evaluator(NAME, self.handle, QuotaPreemptor(self.handle, state))
+        best, status = evaluator.plan(state, pod, node_to_status)
+        if best is None:
+            return None, status
+        return PreemptionPlan(best.node_name, best.victims), None
+
+    def execute_preemption(self, pod: Pod, plan: PreemptionPlan) -> Status | None:
+        """Evict ``plan``'s victims for ``pod``, as ``post_filter`` would have."""
+        evaluator = Evaluator(NAME, self.handle, QuotaPreemptor(self.handle, CycleState()))
+        return evaluator.prepare_candidate(Candidate(plan.node_name, plan.victims), pod)
+
     # --- Reserve ----------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -276,6 +296,7 @@ class CapacityScheduling:
 # What upstream's ``var _ framework.XPlugin = &CapacityScheduling{}`` lines state.
 _pre_filter: type[PreFilterPlugin] = CapacityScheduling
 _post_filter: type[PostFilterPlugin] = CapacityScheduling
+_planner: type[PreemptionPlanner] = CapacityScheduling
 _reserve: type[ReservePlugin] = CapacityScheduling
 _enqueue: type[EnqueueExtensions] = CapacityScheduling
 
