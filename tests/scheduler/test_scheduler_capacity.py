@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
+import subprocess
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -429,3 +432,122 @@ def test_a_failed_bind_gives_the_quota_back(apiserver):
 
 async def _count(names: Awaitable[list[str]], n: int) -> bool:
     return len(await names) == n
+
+
+# --- scheduler-plugins' own demo, with kubectl ------------------------------------------------
+
+
+def kubectl_for(apiserver: ApiServerHandle, cache_dir: Path) -> Callable[..., str]:
+    binary = shutil.which("kubectl")
+    if binary is None:
+        pytest.fail("kubectl is not on PATH: install kubectl >= 1.27")
+
+    def run(*args: str, stdin: str | None = None) -> str:
+        done = subprocess.run(
+            [
+                binary,
+                "--kubeconfig",
+                str(apiserver.kubeconfig_path),
+                "--cache-dir",
+                str(cache_dir),
+                *args,
+            ],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    return run
+
+
+def demo_quota(ns: str) -> str:
+    return f"""\
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: ElasticQuota
+metadata:
+  name: {ns}
+  namespace: {ns}
+spec:
+  max:
+    cpu: 6
+  min:
+    cpu: 4
+"""
+
+
+def demo_pods(ns: str, n: int) -> str:
+    return "---\n".join(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: nginx-{i}
+  namespace: {ns}
+  labels:
+    app: nginx
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: nginx
+    image: nginx
+    resources:
+      limits:
+        cpu: 2
+      requests:
+        cpu: 2
+"""
+        for i in range(n)
+    )
+
+
+def test_scheduler_plugins_demo_applied_with_kubectl(apiserver, tmp_path):
+    """The demo of scheduler-plugins' CapacityScheduling README, with kubectl: quota1
+    and quota2 (min 4, max 6 cpu) on 8 cpus. quota1's four 2-cpu pods: three run (max
+    6), one waits. quota2's two pods: the first takes the 2 free cpus, the second is
+    within quota2's min and preempts one of quota1's pods."""
+    kubectl = kubectl_for(apiserver, tmp_path / "kubectl-cache")
+
+    async def setup(client: Client) -> None:
+        for ns in ("quota1", "quota2"):
+            await asyncio.to_thread(kubectl, "create", "namespace", ns)
+            await asyncio.to_thread(kubectl, "apply", "-f", "-", stdin=demo_quota(ns))
+        await client.create(NODES.raw, node("n1", cpu="4"))
+        await client.create(NODES.raw, node("n2", cpu="4"))
+
+    def running(ns: str) -> list[str]:
+        out = kubectl(
+            "get",
+            "pods",
+            "-n",
+            ns,
+            "-o",
+            "jsonpath={range .items[?(@.spec.nodeName)]}{.metadata.name} {end}",
+        )
+        return sorted(out.split())
+
+    async def body(client: Client, scheduler: Scheduler) -> None:
+        await asyncio.to_thread(kubectl, "apply", "-f", "-", stdin=demo_pods("quota1", 4))
+        await until(
+            lambda: events_for(client, "nginx-3", "quota1", "FailedScheduling"),
+            what="quota1's fourth pod held at max",
+        )
+        assert await asyncio.to_thread(running, "quota1") == ["nginx-0", "nginx-1", "nginx-2"]
+
+        await asyncio.to_thread(kubectl, "apply", "-f", "-", stdin=demo_pods("quota2", 2))
+
+        async def quota2_running() -> bool:
+            return await asyncio.to_thread(running, "quota2") == ["nginx-0", "nginx-1"]
+
+        await until(quota2_running, what="quota2's two pods running")
+        assert len(await asyncio.to_thread(running, "quota1")) == 2
+        quotas = await asyncio.to_thread(kubectl, "get", "elasticquotas", "-A", "-o", "name")
+        assert sorted(quotas.split()) == [
+            "elasticquota.scheduling.x-k8s.io/quota1",
+            "elasticquota.scheduling.x-k8s.io/quota2",
+        ]
+
+    run(body, apiserver, setup)
