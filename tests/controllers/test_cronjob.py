@@ -206,6 +206,13 @@ def test_forbid_replace_suspend_and_the_starting_deadline(
         _tick(batch, clock, name, first + timedelta(seconds=1))
     for name in ("forbid", "replace", "allow"):
         wait_for(f"{name}'s first Job", lambda n=name: len(_jobs_of(batch, n)) == 1)
+        # The controller records the Job in status.active after creating it; the next
+        # minute comes only once it has (a real minute is far longer than that write),
+        # else Forbid would rightly see nothing active.
+        wait_for(
+            f"{name}'s first Job in status.active",
+            lambda n=name: len(batch.read_namespaced_cron_job(n, NS).status.active or []) == 1,
+        )
     second = first + timedelta(minutes=1)
     for name in ("forbid", "replace", "allow"):
         _tick(batch, clock, name, second + timedelta(seconds=1))
