@@ -235,6 +235,17 @@ def test_lone_surrogates_become_replacement_characters(apiserver):
     call(apiserver, "DELETE", f"{CM_PATH}/sur")
 
 
+def test_lone_surrogates_written_as_raw_bytes_become_replacement_characters(apiserver):
+    # Found by tests/fuzz: a surrogate's three UTF-8 bytes (ED A0 80), not escaped, got past
+    # the check for escaped ones (json.loads decodes bytes with "surrogatepass") and
+    # failed every later write of the object: a 500.
+    raw = b'{"metadata":{"name":"raw-sur","labels":{"set":"bad-input"}},"data":{"k":"a\xed\xa0\x80b"}}'
+    code, created = raw_call(apiserver, "POST", CM_PATH, raw)
+    assert code == 201, created
+    assert created["data"] == {"k": "a\ufffdb"}
+    assert call(apiserver, "DELETE", f"{CM_PATH}/raw-sur")[0] == 200
+
+
 def test_a_good_pod_still_goes_through(apiserver):
     pod = PodBuilder("fine").obj()
     code, body = call(apiserver, "POST", PODS_PATH, pod)
@@ -363,3 +374,35 @@ def test_a_resource_version_go_cannot_parse_is_a_bad_request(apiserver, version)
         code, status = call(apiserver, "GET", path)
         assert (code, status["reason"]) == (400, "BadRequest"), path
         assert "invalid resource version" in status["message"]
+
+
+def test_nulls_are_stored_as_go_decodes_them(apiserver):
+    # Found by tests/fuzz: a claim created with "volumeName": null stored the null, and
+    # sending the stored claim back was refused ("spec is immutable"). Go decodes null
+    # into the zero value: a struct field is left out, a map's string is "".
+    path = "/api/v1/namespaces/default/persistentvolumeclaims"
+    spec = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}},
+        "volumeName": None,
+    }
+    code, claim = call(
+        apiserver,
+        "POST",
+        path,
+        {"metadata": {"name": "nulls", "labels": None, "annotations": {"a": None}}, "spec": spec},
+    )
+    assert code == 201, claim
+    assert "volumeName" not in claim["spec"] and "labels" not in claim["metadata"]
+    assert claim["metadata"]["annotations"] == {"a": ""}
+    code, again = call(apiserver, "PUT", f"{path}/nulls", claim)
+    assert code == 200, again
+    code, status = call(
+        apiserver,
+        "POST",
+        path,
+        {"metadata": {"name": "n2"}, "spec": dict(spec, accessModes=["ReadWriteOnce", None])},
+    )
+    assert (code, status["reason"]) == (422, "Invalid")
+    assert 'Unsupported value: ""' in status["message"]
+    assert call(apiserver, "DELETE", f"{path}/nulls")[0] == 200

@@ -423,3 +423,15 @@ def test_wrong_pod_and_node_values_are_a_400_naming_the_field(
     reply = post(server.app(), f"/{verb}", filter_args(pod, [node]))
     assert reply.status == 400
     assert words in reply.body.decode()
+
+
+def test_a_raw_lone_surrogate_in_a_node_is_not_a_fault() -> None:
+    # Found by tests/fuzz: a surrogate's UTF-8 bytes (ED A0 80) written raw in a node's
+    # field failed the filter with a UnicodeEncodeError (a 500); Go reads U+FFFD.
+    node = go_node("n1")
+    node["metadata"]["annotations"]["note"] = "SURROGATE"
+    body = filter_args(go_pod("p"), [node]).replace(b"SURROGATE", b"a\xed\xa0\x80b")
+    reply = post(labels_server().app(), "/filter", body)
+    assert reply.status == 200, reply.body
+    (passed,) = reply.json()["Nodes"]["items"]
+    assert passed["metadata"]["annotations"]["note"] == "a\ufffdb"

@@ -144,11 +144,11 @@ def check_answer(reply: Reply, what: str, line_length: int = 0) -> Any:
     return body
 
 
-def check_watch(reply: Reply, what: str) -> None:
+def check_watch(reply: Reply, what: str, line_length: int = 0) -> None:
     """The oracle for a watch: a 200 streams JSON events, none an internal error; any
     other answer is held to :func:`check_answer`."""
     if reply.status != 200:
-        check_answer(reply, what)
+        check_answer(reply, what, line_length)
         return
     for line in reply.body.splitlines():
         if not line.strip():

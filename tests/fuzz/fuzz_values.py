@@ -357,6 +357,12 @@ def mutated(draw: st.DrawFn, base: dict[str, Any], schema: dict[str, Any]) -> An
 # -- encoding -----------------------------------------------------------------------------
 
 
+def byte_position(draw: st.DrawFn, length: int) -> int:
+    """A position in ``length`` bytes, drawn as a fraction: the draw must not depend on
+    the length (server-made names grow), or hypothesis cannot replay an example."""
+    return draw(st.integers(0, 999)) * length // 1000
+
+
 def _dumps(value: Any, ensure_ascii: bool) -> bytes:
     text = json.dumps(value, ensure_ascii=ensure_ascii)
     return text.encode("utf-8", "surrogatepass")
@@ -372,9 +378,9 @@ def encoded(draw: st.DrawFn, value: Any) -> bytes:
         st.sampled_from(("none", "none", "none", "cut", "byte", "dup", "trail", "latin1", "bom"))
     )
     if damage == "cut" and raw:
-        return raw[: draw(st.integers(0, len(raw) - 1))]
+        return raw[: byte_position(draw, len(raw))]
     if damage == "byte" and raw:
-        at = draw(st.integers(0, len(raw) - 1))
+        at = byte_position(draw, len(raw))
         return raw[:at] + bytes([draw(st.integers(0, 255))]) + raw[at + 1 :]
     if damage == "dup" and raw.startswith(b"{") and len(raw) > 2:
         return b'{"kind":"Pod","kind":5,' + raw[1:]
@@ -385,3 +391,19 @@ def encoded(draw: st.DrawFn, value: Any) -> bytes:
     if damage == "bom":
         return b"\xef\xbb\xbf" + raw
     return raw
+
+
+def schema_of(value: Any) -> dict[str, Any]:
+    """An OpenAPI-shaped schema of ``value``'s own structure (for documents the server
+    has no schema of: a scheduler configuration), so :func:`mutated` can walk it."""
+    if isinstance(value, dict):
+        return {"type": "object", "properties": {k: schema_of(v) for k, v in value.items()}}
+    if isinstance(value, list):
+        return {"type": "array", "items": schema_of(value[0]) if value else {}}
+    if isinstance(value, bool):
+        return {"type": "boolean"}
+    if isinstance(value, int):
+        return {"type": "integer", "format": "int32"}
+    if isinstance(value, float):
+        return {"type": "number"}
+    return {"type": "string"} if isinstance(value, str) else {}

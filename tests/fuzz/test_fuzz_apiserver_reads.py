@@ -75,7 +75,7 @@ def test_watch(world, rid, data):
     what = f"GET {path[:300]} Accept {accept}"
     snapshot = Snapshot(world.handle.store, res)
     reply = world.send("GET", path, accept=accept, watch=True)
-    check_watch(reply, what)
+    check_watch(reply, what, world.last_line)
     snapshot.assert_unchanged(what)
 
 

@@ -444,8 +444,54 @@ def test_unknown_priority_class_is_reported(
     assert code == 2
     assert (
         err.strip()
-        == 'kubesched: error: Pod default/a: spec.priorityClassName: no PriorityClass with name "nope" was found'
+        == f'kubesched: error: {pods}: Pod default/a: spec.priorityClassName: no PriorityClass with name "nope" was found'
     )
+
+
+def test_errors_after_reading_name_the_file_the_pod_came_from(
+    tmp_path: Path, cluster: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by tests/fuzz: these two said "Pod default/a" with no file.
+    bad = write(tmp_path / "bad.yaml", make_pod("b").priority_class_name("nope").container().dict())
+    pods = write(tmp_path / "p.yaml", make_pod("a").container().dict())
+    again = write(tmp_path / "again.yaml", make_pod("a").container().dict())
+    code, _, err = run(
+        capsys, "simulate", "--cluster", str(cluster), "--pods", str(pods), "--pods", str(bad)
+    )
+    assert code == 2
+    assert err.strip().startswith(f"kubesched: error: {bad}: Pod default/b: spec.priorityClassName")
+    bound = write(tmp_path / "bound.yaml", make_pod("a").container().node("n1").dict())
+    code, _, err = run(capsys, "simulate", "--cluster", str(bound), "--pods", str(again))
+    assert code == 2
+    assert f"{again}: Pod " in err and "the pod is in the cluster already" in err
+
+
+def test_a_file_that_is_not_utf8_is_an_error_naming_it(
+    tmp_path: Path, cluster: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by tests/fuzz: a UnicodeDecodeError traceback.
+    pods = tmp_path / "p.yaml"
+    pods.write_bytes(b"kind: Pod\nmetadata: {name: caf\xe9}\n")
+    code, _, err = run(capsys, "simulate", "--cluster", str(cluster), "--pods", str(pods))
+    assert code == 2
+    assert (
+        err.strip()
+        == f"kubesched: error: {pods}: byte 30: invalid UTF-8 (0xe9): Kubernetes files are UTF-8 text"
+    )
+    config = tmp_path / "config.yaml"
+    config.write_bytes(b"\xffapiVersion: x\n")
+    code, _, err = run(
+        capsys,
+        "simulate",
+        "--cluster",
+        str(cluster),
+        "--pods",
+        str(cluster),
+        "--config",
+        str(config),
+    )
+    assert code == 2
+    assert err.strip() == f"kubesched: error: {config}: byte 0: invalid UTF-8 (0xff)"
 
 
 def test_console_script_reports_without_traceback(tmp_path: Path) -> None:

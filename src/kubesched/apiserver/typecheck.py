@@ -171,6 +171,18 @@ def _fits(node: _Node, value: Any) -> bool:
     return True
 
 
+#: What Go decodes a null map value or list item into, by the element's kind (a struct's
+#: is a fresh ``{}``, made where it is needed; pointers and containers stay null).
+_ZEROS: dict[str, Any] = {
+    "string": "",
+    "integer": 0,
+    "number": 0,
+    "boolean": False,
+    "quantity": "0",
+}
+_NO_ZERO = object()
+
+
 def _walk(node: _Node, value: Any, path: str, struct: str) -> None:
     if value is None or node.kind == "any":
         return
@@ -184,21 +196,40 @@ def _walk(node: _Node, value: Any, path: str, struct: str) -> None:
         )
     if node.kind == "struct":
         inner = node.struct or struct
+        nulls = []
         for key, sub in value.items():
             child = node.fields.get(key)
-            if child is not None and sub is not None:
+            if child is None:
+                continue
+            if sub is None:
+                nulls.append(key)
+            else:
                 _walk(child, sub, f"{path}.{key}" if path else key, inner)
+        for key in nulls:
+            # Go decodes null into the field's zero value, which it then leaves out
+            # (omitempty): stored, the null would differ from what a client sends back.
+            del value[key]
     elif node.kind == "map" and node.elem is not None and node.elem.kind != "any":
-        for sub in value.values():
-            _walk(node.elem, sub, path, struct)
+        zero = _ZEROS.get(node.elem.kind, _NO_ZERO)
+        for key, sub in value.items():
+            if sub is None and zero is not _NO_ZERO:
+                value[key] = zero  # map[string]string{"a": null} decodes to "a": ""
+            else:
+                _walk(node.elem, sub, path, struct)
     elif node.kind == "array" and node.elem is not None and node.elem.kind != "any":
-        for sub in value:
-            _walk(node.elem, sub, path, struct)
+        zero = _ZEROS.get(node.elem.kind, _NO_ZERO)
+        for index, sub in enumerate(value):
+            if sub is None and zero is not _NO_ZERO:
+                value[index] = zero
+            else:
+                _walk(node.elem, sub, path, struct)
 
 
 def check(group: str, version: str, kind: str, obj: Any) -> None:
     """Raise :class:`TypeMismatch` when ``obj`` (an object of the built-in kind) holds a
-    value Go could not decode into the kind's type; kinds without a schema pass."""
+    value Go could not decode into the kind's type; kinds without a schema pass. Nulls
+    become what Go's decoder makes of them, in place: a struct field's null is left out,
+    a null string (number, bool, quantity) in a map or list is its zero value."""
     name = schemas.name_of(group, version, kind)
     if name is None:
         return

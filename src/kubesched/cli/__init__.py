@@ -58,6 +58,10 @@ def load_profiles_config(path: str | None, registry: Registry) -> KubeSchedulerC
         text = file.read_text(encoding="utf-8")
     except OSError as err:
         raise UserError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise UserError(
+            f"{path}: byte {err.start}: invalid UTF-8 (0x{err.object[err.start]:02x})"
+        ) from None
     # Import-path plugins (``module:Factory``) are looked up beside the config file.
     folder = str(file.resolve().parent)
     if folder not in sys.path:

@@ -72,11 +72,13 @@ def _read_yaml(text: str, source: str) -> tuple[Any, list[FieldError]]:
         raise ConfigError(source, [FieldError.decode("", detail)]) from exc
     try:
         data = loader.get_single_data()
-        jsontext.check_depth(data)
+        jsontext.check_yaml(data)
         return data, loader.repeated_keys
-    except (RecursionError, jsontext.JSONTextError):
+    except RecursionError:
         detail = f"invalid YAML: exceeded max depth of {jsontext.MAX_DEPTH}"
         raise ConfigError(source, [FieldError.decode("", detail)]) from None
+    except jsontext.JSONTextError as exc:  # too deep, or aliases past the limit
+        raise ConfigError(source, [FieldError.decode("", f"invalid YAML: {exc}")]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

@@ -21,7 +21,9 @@ from typing import Any
 #: The deepest nesting of arrays and objects accepted (upstream: 10,000; see above).
 MAX_DEPTH = 200
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# A surrogate escaped (``\ud800``), or its three UTF-8 bytes written raw (ED A0..BF xx):
+# json.loads decodes bytes with "surrogatepass", so both end up as lone surrogates.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 _SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -50,7 +52,9 @@ def loads(raw: bytes | str, decoder: json.JSONDecoder | None = None) -> Any:
 def _text(raw: bytes | str) -> str:
     if isinstance(raw, str):
         return raw
-    return raw.decode("utf-8-sig") if raw[:1] != b"{" else raw.decode()
+    # "surrogatepass" as json.loads decodes bytes: a raw surrogate is then replaced (see
+    # loads) on either path rather than refused on this one.
+    return raw.decode("utf-8-sig" if raw[:1] != b"{" else "utf-8", "surrogatepass")
 
 
 def check_depth(value: Any) -> None:
@@ -70,6 +74,50 @@ def check_depth(value: Any) -> None:
         for child in children:
             if type(child) is dict or type(child) is list:
                 stack.append((child, depth + 1))
+
+
+#: YAML aliases may repeat a value: a document whose aliases make it more than this many
+#: times larger than what was written, past :data:`ALIASED_VALUES` values, is refused
+#: (a "billion laughs" takes minutes to walk). go-yaml refuses "excessive aliasing" by a
+#: sliding ratio; this simpler rule never refuses a document without aliases.
+ALIAS_EXPANSION = 10
+ALIASED_VALUES = 100_000
+
+
+def check_yaml(value: Any) -> None:
+    """Check a value read from YAML: its aliases (:data:`ALIAS_EXPANSION`; a cycle of
+    them) and its depth (:func:`check_depth`). Raises :class:`JSONTextError`."""
+    sizes: dict[int, int] = {}
+    measuring: set[int] = set()
+    written = 0
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, done = stack.pop()
+        if type(item) is dict:
+            children: Any = item.values()
+        elif type(item) is list:
+            children = item
+        else:
+            continue
+        key = id(item)
+        if done:
+            sizes[key] = 1 + sum(sizes.get(id(child), 1) for child in children)
+            measuring.discard(key)
+            continue
+        if key in sizes:
+            continue  # an alias of a value already measured
+        if key in measuring:  # met again inside itself
+            raise JSONTextError("document contains a cycle of aliases")
+        measuring.add(key)
+        written += 1 + len(children)
+        stack.append((item, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    expanded = sizes.get(id(value), 1)
+    if expanded > ALIASED_VALUES and expanded > ALIAS_EXPANSION * written:
+        raise JSONTextError(
+            f"document contains excessive aliasing: {expanded} values from {written} written"
+        )
+    check_depth(value)
 
 
 def replace_surrogates(value: Any) -> Any:

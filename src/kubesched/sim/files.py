@@ -175,6 +175,11 @@ def read_documents(path: Path) -> Iterator[tuple[str, Any]]:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(
+            f"{path}: byte {err.start}: invalid UTF-8 (0x{err.object[err.start]:02x}): "
+            "Kubernetes files are UTF-8 text"
+        ) from None
     docs: list[Any]
     if path.suffix.lower() == ".json":
         try:
@@ -188,11 +193,13 @@ def read_documents(path: Path) -> Iterator[tuple[str, Any]]:
     else:
         try:
             docs = [d for d in yaml.safe_load_all(text) if d is not None]
-            jsontext.check_depth(docs)
-        except (RecursionError, jsontext.JSONTextError):
+            jsontext.check_yaml(docs)
+        except RecursionError:
             raise InputError(
                 f"{path}: invalid YAML: exceeded max depth of {jsontext.MAX_DEPTH}"
             ) from None
+        except jsontext.JSONTextError as err:  # too deep, or aliases past the limit
+            raise InputError(f"{path}: invalid YAML: {err}") from None
         except yaml.reader.ReaderError as err:
             # A control character (a NUL byte): its own text spans two lines.
             char = err.character if isinstance(err.character, int) else ord(err.character)

@@ -73,20 +73,42 @@ def load_cluster(
         cluster.elastic_quotas.extend(extra.elastic_quotas)
         cluster.owners.update(extra.owners)
         cluster.warnings.extend(extra.warnings)
+    # Errors found after the files were read still name the file the pod came from.
+    source = {
+        p.key: path
+        for path, objs in zip((cluster_file, *pod_files), loaded, strict=True)
+        for p in objs.pods
+    }
     known = {p.key for p in cluster.pods}
     for pod in pending:
         if pod.key in known:
-            raise InputError(f'Pod "{pod.key}": Duplicate value: the pod is in the cluster already')
+            raise InputError(
+                f'{source.get(pod.key, cluster_file)}: Pod "{pod.key}": Duplicate value: '
+                "the pod is in the cluster already"
+            )
         known.add(pod.key)
     resolver = PriorityResolver(cluster.priority_classes)
-    try:
-        cluster.pods = [resolver.resolve(p) for p in cluster.pods]
-        pending = [resolver.resolve(p) for p in pending]
-    except ObjectError as err:
-        raise InputError(str(err)) from None
+    cluster.pods, problems = _resolved(resolver, cluster.pods, source, cluster_file)
+    pending, more = _resolved(resolver, pending, source, cluster_file)
+    if problems or more:
+        raise InputError(*problems, *more)
     # The claims the resource-claim controller would make for pods from templates.
     pending = make_template_claims(cluster, pending, names)
     return cluster, pending
+
+
+def _resolved(
+    resolver: PriorityResolver, pods: list[Pod], source: dict[str, Path], default: Path
+) -> tuple[list[Pod], list[str]]:
+    """The pods with their priorities, and a problem per pod naming a missing class."""
+    resolved: list[Pod] = []
+    problems: list[str] = []
+    for pod in pods:
+        try:
+            resolved.append(resolver.resolve(pod))
+        except ObjectError as err:
+            problems.append(f"{source.get(pod.key, default)}: {err}")
+    return resolved, problems
 
 
 def cluster_lister(cluster: ClusterObjects) -> StaticClusterLister:

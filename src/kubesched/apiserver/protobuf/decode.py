@@ -22,6 +22,7 @@ from google.protobuf.message import DecodeError, Message
 from kubesched.apiserver import errors
 from kubesched.apiserver.protobuf.schema import ANY_VERSION_KINDS, KINDS, schema
 from kubesched.apiserver.resources import BUILTIN
+from kubesched.objects import jsontext
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 #: "k8s" and encoding style 0: a runtime.Unknown follows (protobuf.go, protoEncodingPrefix).
@@ -60,8 +61,8 @@ def decode_body(raw: bytes, into_version: str, into_kind: str) -> dict[str, Any]
         unknown.ParseFromString(raw[len(MAGIC) :])
     except DecodeError as exc:
         raise _unrecognized(into_kind, str(exc), raw) from None
-    api_version = unknown.typeMeta.apiVersion or into_version
-    kind = unknown.typeMeta.kind or into_kind
+    api_version = _string(unknown.typeMeta.apiVersion) or into_version
+    kind = _string(unknown.typeMeta.kind) or into_kind
     ref = KINDS.get((api_version, kind)) or ANY_VERSION_KINDS.get(kind)
     if ref is None:
         raise _no_table(api_version, kind, into_version, into_kind)
@@ -71,6 +72,12 @@ def decode_body(raw: bytes, into_version: str, into_kind: str) -> dict[str, Any]
         body = {"kind": kind, "apiVersion": api_version, **_to_json(message)}
     except (DecodeError, _Invalid) as exc:
         raise _cannot_handle(api_version, kind, into_kind, str(exc)) from None
+    except UnicodeDecodeError as exc:
+        # A map key or list item that is not UTF-8: the protobuf runtime will not hand it
+        # over at all (Go would keep it, then write U+FFFD). Refused instead: a deviation.
+        raise _cannot_handle(
+            api_version, kind, into_kind, f"a string is not UTF-8: {exc}"
+        ) from None
     return body
 
 
@@ -158,7 +165,7 @@ def _each(convert: Callable[[Any], Any], values: Any) -> list[Any]:
 
 
 def _each_value(convert: Callable[[Any], Any], values: Any) -> dict[str, Any]:
-    return {k: convert(v) for k, v in values.items()}
+    return {_string(k): convert(v) for k, v in values.items()}
 
 
 def _converter(type_: str) -> Callable[[Any], Any]:
@@ -167,12 +174,22 @@ def _converter(type_: str) -> Callable[[Any], Any]:
         return special
     if type_ == "bytes":
         return _base64
+    if type_ == "string":
+        return _string
     if "." in type_:
         return _to_json
     return _same
 
 
 def _same(value: Any) -> Any:
+    return value
+
+
+def _string(value: str | bytes) -> str:
+    # A proto2 string field holding bytes that are not UTF-8 comes back as bytes. Go keeps
+    # them in its string, and encoding/json writes each bad byte as U+FFFD: so here.
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
     return value
 
 
@@ -196,20 +213,20 @@ def _time(message: Any, fmt: str) -> str | None:
 
 def _quantity(message: Any) -> str:
     # An empty Quantity is zero, written "0".
-    return message.string or "0"
+    return _string(message.string) or "0"
 
 
 def _int_or_string(message: Any) -> int | str:
     if message.type == 0:
         return int(message.intVal)
     if message.type == 1:
-        return str(message.strVal)
+        return _string(message.strVal)
     raise _Invalid(f"impossible IntOrString.Type {message.type}")
 
 
 def _fields_v1(message: Any) -> Any:
     try:
-        return json.loads(message.Raw) if message.Raw else None
+        return jsontext.loads(message.Raw) if message.Raw else None
     except ValueError as exc:
         raise _Invalid(f"fieldsV1 is not JSON: {exc}") from None
 
@@ -217,7 +234,7 @@ def _fields_v1(message: Any) -> Any:
 def _raw_extension(message: Any) -> Any:
     # runtime.RawExtension: the embedded object's bytes, JSON as clients send them.
     try:
-        return json.loads(message.raw) if message.raw else None
+        return jsontext.loads(message.raw) if message.raw else None
     except ValueError as exc:
         raise _Invalid(f"raw extension is not JSON: {exc}") from None
 
