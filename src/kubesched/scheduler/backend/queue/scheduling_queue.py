@@ -177,7 +177,8 @@ class SchedulingQueue(QueueCore):
         held by PreEnqueue (scheduling gates) stay."""
         taken: list[QueuedPodInfo] = []
         for pod in self.groups.pending(key):
-            if pod.key == popped.key:
+            if pod.key == popped.key or pod.scheduler_name != popped.scheduler_name:
+                # (A pod of another profile naming the same group is that profile's.)
                 continue
             info = self.active.get(pod.key) or self.backoff.get(pod.key)
             if info is None:
