@@ -377,7 +377,11 @@ class Simulator:
                 if group is not None and self.groups.placed(group.key) < group.min_member:
                     members = [qinfo]
                     for sibling in self.groups.pending(group.key):
-                        if sibling.key != pod.key and sibling.key not in self._waiting:
+                        if (
+                            sibling.key != pod.key
+                            and sibling.key not in self._waiting
+                            and sibling.scheduler_name == pod.scheduler_name
+                        ):
                             taken = take(sibling.key)
                             if taken is not None:
                                 taken.pod = current[sibling.key]
