@@ -1,5 +1,6 @@
 """One scheduling cycle and its binding cycle, as upstream's
-``pkg/scheduler/schedule_one.go``.
+``pkg/scheduler/schedule_one.go``. (A gang's quorum gets one cycle for all its members
+instead: ``schedule_group.py``, which reuses the binding cycle and failure handling here.)
 
 The scheduling cycle is serial: it takes the cache's snapshot, runs the profile's
 SchedulingAlgorithm, assumes the pod on the chosen node, runs Reserve and Permit, and

@@ -12,6 +12,13 @@ next pods are scheduled, and its binding cycle runs as soon as every waiting plu
 allowed it (e.g. a gang plugin that allows its group when the last member arrives). When
 no pod can make progress and some are still held, the clock jumps to the next Permit
 timeout, which rejects its pod (``rejected due to timeout after waiting ...``).
+
+Gangs (a profile with a PodGroupPlugin, such as Coscheduling): a member whose group has
+fewer members in the files than its quorum is held from the start (no pod is added
+during a run); the first member popped takes its pending siblings out of the queue and
+``framework.groupcycle.schedule_group`` places a quorum in one cycle, or none, as the
+live scheduler does. With no clock, a failed group's backoff is not waited out: its
+members retry when an event may help one of them.
 """
 
 from __future__ import annotations
