@@ -147,7 +147,7 @@ def test_min_resources_the_cluster_cannot_cover_is_a_resource_gap() -> None:
     nodes = [make_node(f"n{i}").capacity(cpu="4", memory="8Gi", pods="110").obj() for i in range(2)]
     infos = Snapshot.from_objects(nodes, ()).list()
     _, status = cs.pre_filter(CycleState(), member("w", "train"), infos)
-    assert status is not None and status.message == "resource gap: cpu: 2000"
+    assert status is not None and status.message == "resource gap: cpu: 2"
     roomy = plugin(make_pod_group("train").min_member(2).min_resources(cpu="8").obj())
     assert roomy.pre_filter(CycleState(), member("w", "train"), infos) == (None, None)
 

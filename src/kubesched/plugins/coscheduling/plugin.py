@@ -33,6 +33,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from fractions import Fraction
 from typing import Any, Final
 
 from kubesched.framework.args import ArgsError, ArgsReader, FieldError
@@ -56,6 +57,7 @@ from kubesched.framework.interface import (
 from kubesched.framework.types import NodeInfo, QueuedPodInfo
 from kubesched.objects.pod import Pod
 from kubesched.objects.podgroup import PodGroup, pod_group_key, pod_group_name
+from kubesched.objects.quantity import Quantity
 from kubesched.objects.resources import Resource
 
 __all__ = [
@@ -275,7 +277,16 @@ def _resource_gap(nodes: Sequence[NodeInfo], group: PodGroup) -> str:
                 want[name] = left
     if not want:
         return ""
-    return ", ".join(f"{name}: {value}" for name, value in sorted(want.items()))
+    return ", ".join(f"{name}: {_amount(name, value)}" for name, value in sorted(want.items()))
+
+
+def _amount(name: str, value: int) -> str:
+    """An amount in the scheduler's units as a quantity is written (``1500m``, ``2Gi``)."""
+    if name == "cpu":
+        return str(Quantity(Fraction(value, 1000)))
+    if name in ("memory", "ephemeral-storage"):
+        return str(Quantity(Fraction(value), "BinarySI"))
+    return str(value)
 
 
 def _free(info: NodeInfo, group_key: str) -> dict[str, int]:
