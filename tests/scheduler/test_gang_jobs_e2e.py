@@ -92,7 +92,11 @@ def kubesched_run(handle: ClusterHandle, folder: Path) -> Iterator[None]:
             stderr=subprocess.STDOUT,
         )
     try:
-        wait("the scheduler to be ready", lambda: ready(port), timeout=60)
+        try:
+            wait("the scheduler to be ready", lambda: ready(port), timeout=60)
+        except AssertionError as err:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise AssertionError(f"{err}; its log ends:\n{tail}") from None
         yield
     finally:
         scheduler.terminate()
