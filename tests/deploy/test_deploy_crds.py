@@ -160,3 +160,13 @@ def test_the_schema_refuses_invalid_objects(
     )
     assert done.returncode != 0
     assert field in done.stderr
+
+
+def test_an_omitted_min_member_is_accepted_and_reads_as_zero(server: ApiServerHandle) -> None:
+    kubectl(server, "apply", "-f", str(CRDS))
+    kubectl(server, "wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
+    manifest = POD_GROUP.replace("name: nginx", "name: no-quorum").replace("  minMember: 3\n", "")
+    kubectl(server, "create", "-f", "-", stdin=manifest)
+    raw = json.loads(kubectl(server, "get", "pg", "no-quorum", "-o", "json").stdout)
+    assert "minMember" not in raw["spec"]
+    assert PodGroup.from_dict(raw).min_member == 0

@@ -95,9 +95,6 @@ def test_pod_group_without_status_or_timeout() -> None:
     ("spec", "status", "message"),
     [
         pytest.param(
-            {}, None, "PodGroup ml/train: spec.minMember: Invalid value: 0", id="minmember-omitted"
-        ),
-        pytest.param(
             {"minMember": 0},
             None,
             "PodGroup ml/train: spec.minMember: Invalid value: 0",
@@ -147,6 +144,11 @@ def test_pod_group_errors_name_the_field(
     with pytest.raises(ObjectError) as err:
         PodGroup.from_dict(_pod_group(spec, status))
     assert str(err.value).startswith(message)
+
+
+def test_an_omitted_min_member_reads_as_upstream_reads_it() -> None:
+    # The CRD lets it through; Go's int32 zero value: no quorum.
+    assert PodGroup.from_dict(_pod_group({})).min_member == 0
 
 
 def test_pod_group_without_name_is_refused() -> None:

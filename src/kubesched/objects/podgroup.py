@@ -73,7 +73,8 @@ class PodGroup:
     name: str
     uid: str = ""
     creation_timestamp: str = ""
-    #: ``spec.minMember``: how many members must be placed together (at least 1).
+    #: ``spec.minMember``: how many members must be placed together (at least 1 when
+    #: set; 0 when the spec omits it, as upstream reads it: no quorum).
     min_member: int = 1
     #: ``spec.minResources``: what the group as a whole needs; empty when unset.
     min_resources: Resource = field(default_factory=Resource)
@@ -116,15 +117,18 @@ class PodGroup:
                 raise ObjectError("metadata.name", "Required value: name is required")
             spec = get_map(obj, "spec", "")
             status = get_map(obj, "status", "")
-            # The CRD's schema says minimum 1; an omitted minMember is 0 on the wire
-            # (omitempty), which the schema lets through, so read it as upstream's Go
-            # struct would and refuse what the scheduler cannot use.
-            min_member = _int32(spec, "minMember", "spec", 0)
-            if min_member < 1:
-                raise ObjectError(
-                    "spec.minMember",
-                    f"Invalid value: {min_member}: should be greater than or equal to 1",
-                )
+            # The CRD's schema refuses a minMember below 1, but lets an omitted one
+            # through, which upstream's Go struct reads as 0: a group with no quorum (its
+            # members are scheduled one by one). Files are held to what the server takes.
+            if spec.get("minMember") is None:
+                min_member = 0
+            else:
+                min_member = _int32(spec, "minMember", "spec", 0)
+                if min_member < 1:
+                    raise ObjectError(
+                        "spec.minMember",
+                        f"Invalid value: {min_member}: should be greater than or equal to 1",
+                    )
             timeout = (
                 None
                 if spec.get("scheduleTimeoutSeconds") is None
