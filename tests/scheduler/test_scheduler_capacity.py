@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.config import KubeSchedulerConfiguration, loads_config
 from kubesched.controllers.crds import install_crds, scheduling_crds
+from kubesched.extender.types import decode_preemption_args
 from kubesched.framework.interface import Status
 from kubesched.framework.registry import Registry
 from kubesched.kube import Client, NotFound, load_kubeconfig
@@ -551,3 +553,79 @@ def test_scheduler_plugins_demo_applied_with_kubectl(apiserver, tmp_path):
         ]
 
     run(body, apiserver, setup)
+
+
+# --- extenders' preempt verb ------------------------------------------------------------------
+
+
+def preempt_app(calls: list[dict[str, Any]], refuse: str) -> web.Application:
+    """A preempt verb that accepts every candidate except the node ``refuse``."""
+
+    async def preempt(request: web.Request) -> web.Response:
+        args = decode_preemption_args(await request.json())
+        calls.append(args)
+        meta = {
+            name: {
+                "Pods": [{"UID": p["metadata"]["uid"]} for p in victims["Pods"] or ()],
+                "NumPDBViolations": victims["NumPDBViolations"],
+            }
+            for name, victims in (args["NodeNameToVictims"] or {}).items()
+            if name != refuse and victims is not None
+        }
+        return web.json_response({"NodeNameToMetaVictims": meta})
+
+    app = web.Application()
+    app.router.add_post("/preempt", preempt)
+    return app
+
+
+def test_reclaim_candidates_go_through_the_extenders_preempt_verb(apiserver):
+    """team-a borrows on both nodes; team-b's pod reclaims one cpu, and the extender's
+    preempt verb, which refuses node x, decides where."""
+    calls: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        runner = web.AppRunner(preempt_app(calls, refuse="x"), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        config = loads_config(
+            MANIFEST_CONFIG + f"extenders:\n- urlPrefix: {url}\n  preemptVerb: preempt\n",
+            "scheduler-config.yaml",
+        )
+        connection = load_kubeconfig([apiserver.kubeconfig_path])
+        try:
+            async with Client(connection, qps=1000, burst=1000) as client:
+                await install_crds(client, scheduling_crds())
+                await namespaces(client, "team-a", "team-b")
+                for ns in ("team-a", "team-b"):
+                    await client.create(
+                        ELASTIC_QUOTAS.raw, elastic_quota(ns, {"cpu": "2"}, {"cpu": "4"})
+                    )
+                for name in ("x", "y"):
+                    await client.create(NODES.raw, node(name, cpu="2"))
+                    for i in range(2):
+                        borrower = pod(f"a-{name}{i}", "team-a", cpu="1")
+                        borrower["spec"]["nodeName"] = name
+                        await client.create(PODS.raw, borrower)
+                scheduler = Scheduler(config, in_tree_registry(), client, rng=random.Random(0))
+                task = asyncio.create_task(scheduler.run())
+                await until(lambda: all(i.has_synced.is_set() for i in scheduler.informers))
+                try:
+                    await client.create(PODS.raw, pod("b0", "team-b", cpu="1"))
+                    host = await until(lambda: node_of(client, "b0", "team-b"), what="b0")
+                    assert host == "y"
+                    sent = calls[0]["NodeNameToVictims"] or {}
+                    assert sorted(sent) == ["x", "y"]
+                    assert await bound(client, "team-a") in (
+                        ["a-x0", "a-x1", "a-y1"],
+                        ["a-x0", "a-x1", "a-y0"],
+                    )
+                finally:
+                    scheduler.stop()
+                    await task
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(asyncio.wait_for(main(), 60.0))

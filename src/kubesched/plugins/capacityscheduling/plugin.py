@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from kubesched.framework.args import ArgsError, FieldError
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.extender import ExtenderAwarePostFilter, Extenders
 from kubesched.framework.handle import Handle
 from kubesched.framework.interface import (
     ActionType,
@@ -228,6 +229,14 @@ class CapacityScheduling:
         evaluator = Evaluator(NAME, self.handle, QuotaPreemptor(self.handle, state))
         return evaluator.preempt(state, pod, node_to_status)
 
+    async def post_filter_with_extenders(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus, extenders: Extenders
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """``post_filter`` with the extenders' preempt verbs consulted on the candidates
+        (upstream's evaluator calls them for this plugin as for DefaultPreemption)."""
+        evaluator = Evaluator(NAME, self.handle, QuotaPreemptor(self.handle, state))
+        return await evaluator.preempt_with_extenders(state, pod, node_to_status, extenders)
+
     def plan_preemption(
         self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
     ) -> tuple[PreemptionPlan | None, Status | None]:
@@ -297,6 +306,7 @@ class CapacityScheduling:
 _pre_filter: type[PreFilterPlugin] = CapacityScheduling
 _post_filter: type[PostFilterPlugin] = CapacityScheduling
 _planner: type[PreemptionPlanner] = CapacityScheduling
+_extender_aware: type[ExtenderAwarePostFilter] = CapacityScheduling
 _reserve: type[ReservePlugin] = CapacityScheduling
 _enqueue: type[EnqueueExtensions] = CapacityScheduling
 
