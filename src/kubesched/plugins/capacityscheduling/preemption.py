@@ -196,6 +196,14 @@ class _Selection:
                 elsewhere, status = self._reclaim_elsewhere(request)
                 if status is not None:
                     return [], 0, status
+                if elsewhere:
+                    # Pods gone elsewhere may change what the filters count here (a
+                    # spread constraint's domains): the pod must still fit.
+                    status = self.handle.run_filter_plugins_with_nominated_pods(
+                        self.state, pod, node_info
+                    )
+                    if status is not None and not status.is_success():
+                        return [], 0, status
                 over = self.infos.aggregated_over_min_with(request)
             if over:
                 return [], 0, Status.unschedulable(self._quota_message(request))
