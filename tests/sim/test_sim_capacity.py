@@ -231,3 +231,92 @@ def test_explain_names_the_quota_with_the_numbers(tmp_path, capsys):
     assert data["nodes"][0]["rejectedBy"] == "CapacityScheduling"
     assert data["nodes"][0]["reason"] == reason
     assert data["message"].startswith(f"0/1 nodes are available: {reason}.")
+
+
+# --- accounting after failures ------------------------------------------------------------
+
+#: A plugin of the user's (``module:factory`` beside the configuration): its Reserve
+#: refuses the pods labelled ``refuse=reserve`` after CapacityScheduling's, and it is the
+#: binder, failing the pods labelled ``refuse=bind``.
+FAILING_PLUGIN = """
+from kubesched.framework.interface import Status
+
+
+class Failing:
+    name = "failing:new"
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def reserve(self, state, pod, node_name):
+        if pod.labels.get("refuse") == "reserve":
+            return Status.unschedulable("refused at Reserve")
+        return None
+
+    def unreserve(self, state, pod, node_name):
+        return None
+
+    def bind(self, state, pod, node_name):
+        if pod.labels.get("refuse") == "bind":
+            return Status.error("bind failed")
+        self.handle.client.bind(pod, node_name)
+        return None
+
+
+def new(args, handle):
+    return Failing(handle)
+"""
+
+FAILING_CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: CapacityScheduling
+    reserve:
+      enabled:
+      - name: failing:new
+    bind:
+      enabled:
+      - name: failing:new
+      disabled:
+      - name: DefaultBinder
+    postFilter:
+      enabled:
+      - name: CapacityScheduling
+      disabled:
+      - name: "*"
+"""
+
+
+@pytest.mark.parametrize("where", ["reserve", "bind"])
+def test_a_pod_that_fails_after_reserve_leaves_its_quota_as_it_was(tmp_path, capsys, where):
+    """team-a may use 2 cpu; its first pod fails (a later Reserve plugin refuses it, or
+    its bind fails). Had its reservation leaked, only one of the next two would fit."""
+    (tmp_path / "failing.py").write_text(FAILING_PLUGIN)
+    config = tmp_path / "scheduler-config.yaml"
+    config.write_text(FAILING_CONFIG)
+    cluster = [
+        node("n1", cpu="8"),
+        quota("team-a", {"cpu": "1"}, {"cpu": "2"}),
+        quota("team-b", {"cpu": "4"}, {"cpu": "4"}),
+    ]
+    doomed = pod("doomed", "team-a", cpu="1")
+    doomed["metadata"]["labels"] = {"refuse": where}
+    pods = [doomed, pod("p0", "team-a", cpu="1"), pod("p1", "team-a", cpu="1")]
+    code = main(
+        [
+            "simulate",
+            *("--cluster", write(tmp_path / "cluster.yaml", cluster)),
+            *("--pods", write(tmp_path / "pods.yaml", pods)),
+            *("--config", str(config), "--seed", "1", "-o", "json"),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    got = placements(json.loads(out))
+    assert got["team-a/doomed"][0] is None
+    assert got["team-a/p0"][0] == "n1" and got["team-a/p1"][0] == "n1"
