@@ -30,6 +30,7 @@ import aiohttp
 from kubesched.kube.auth import Authenticator
 from kubesched.kube.config import ConnectionConfig
 from kubesched.kube.errors import (
+    ConnectionFailed,
     ProtocolError,
     ServerError,
     TooManyRequests,
@@ -165,7 +166,10 @@ class Client:
         A 401 invalidates cached credentials and retries once (an exec plugin's token
         may have expired early). A 429 or 5xx that carries ``Retry-After`` is retried
         after that delay, up to ``max_retries`` times: the server says it did not act.
-        Both as client-go does.
+        A GET whose connection broke is sent again at once, up to ``max_retries`` times:
+        reads are safe to repeat; writes are not (the server may have acted), so their
+        callers decide. All as client-go's rest client does (``checkWait``,
+        ``IsRetryableError``).
         """
         reauthenticated = False
         retries = 0
@@ -183,6 +187,10 @@ class Client:
                     raise
                 retries += 1
                 await asyncio.sleep(min(exc.retry_after, MAX_RETRY_AFTER))
+            except ConnectionFailed:
+                if method != "GET" or retries >= self.max_retries:
+                    raise
+                retries += 1
 
     async def _request_once(
         self,
@@ -247,10 +255,22 @@ class Client:
             total=None, connect=self.timeout, sock_read=timeout_seconds + 30
         )
         counted = False
+        retries = 0
         try:
-            async with session.get(path, params=params, headers=headers, timeout=timeout) as resp:
+            while True:
+                resp = await session.get(path, params=params, headers=headers, timeout=timeout)
                 self.requests["watch", resource.plural, str(resp.status)] += 1
                 counted = True
+                retry_after = _seconds(resp.headers.get("Retry-After"))
+                if resp.status >= 300 and _retryable(resp.status, retry_after, retries, self):
+                    # As request(): the server asked us to come back later; it did nothing.
+                    resp.release()
+                    retries += 1
+                    await asyncio.sleep(min(retry_after or 0.0, MAX_RETRY_AFTER))
+                    await self.limiter.acquire()
+                    continue
+                break
+            async with resp:
                 if resp.status >= 300:
                     raw = await resp.read()
                     _decode_answer(resp.status, raw, "WATCH", f"{self.config.server}{path}")
@@ -456,6 +476,16 @@ class Client:
     async def update_lease(self, lease: RawObject) -> RawObject:
         """Replace a Lease; Conflict if someone else renewed it since we read it."""
         return await self.update(LEASES, lease)
+
+
+def _retryable(status: int, retry_after: float | None, retries: int, client: Client) -> bool:
+    """Whether an answer is one to try again after ``Retry-After`` (client-go's
+    ``checkWait``: 429 or 5xx with the header), retries left."""
+    return (
+        retry_after is not None
+        and (status == 429 or status >= 500)
+        and retries < client.max_retries
+    )
 
 
 def _seconds(header: str | None) -> float | None:

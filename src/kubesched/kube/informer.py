@@ -2,7 +2,8 @@
 handlers told of every change exactly once.
 
 :class:`Informer` lists (paged), then watches from the list's resourceVersion with
-bookmarks, resuming from the last version seen whenever the stream ends. When that
+bookmarks, resuming from the last version seen whenever the stream ends (or breaks,
+once it has carried events or lasted a second). When that
 version has expired (HTTP 410, or a watch ERROR event with code 410) it relists, and the
 relist is reconciled with the local store as client-go's ``Replace`` does: objects new to
 us are added, changed ones updated, vanished ones deleted, unchanged ones left alone, so
@@ -27,7 +28,14 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from kubesched.kube.client import Client
-from kubesched.kube.errors import ApiError, Gone, KubeError, NotFound, TransportError
+from kubesched.kube.errors import (
+    ApiError,
+    ConnectionFailed,
+    Gone,
+    KubeError,
+    NotFound,
+    TransportError,
+)
 from kubesched.kube.resources import RawObject, Resource
 from kubesched.objects.errors import ObjectError
 
@@ -298,10 +306,20 @@ class Informer(Generic[T]):
             self.field_selector,
             self.watch_timeout,
         )
-        async with contextlib.aclosing(stream):
-            async for event in stream:
-                events += 1
-                await self._apply(event)
+        try:
+            async with contextlib.aclosing(stream):
+                async for event in stream:
+                    events += 1
+                    await self._apply(event)
+        except ConnectionFailed as exc:
+            # A stream cut after it carried events, or after it lasted, ends like one the
+            # server closed (client-go's StreamWatcher takes an unexpected EOF as the end):
+            # resume at once from the last version. Cut at once, it is a failure to back
+            # off from.
+            if not (events or asyncio.get_running_loop().time() - started >= 1.0):
+                raise
+            log.info("%s: watch cut (%s); resuming", self.resource, exc)
+            return True
         return events > 0 or asyncio.get_running_loop().time() - started >= 1.0
 
     async def _apply(self, event: dict[str, Any]) -> None:

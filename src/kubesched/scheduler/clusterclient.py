@@ -293,11 +293,38 @@ class LiveClusterClient:
     # --- ClusterClient ----------------------------------------------------------------
 
     def bind(self, pod: Pod, node_name: str) -> None:
-        """Deferred POST of the pod's Binding subresource (with a uid precondition)."""
-        self._submit(
-            f'binding pod "{pod.key}" to node "{node_name}"',
-            lambda: self.client.bind(pod.namespace, pod.name, node_name, pod.uid),
-        )
+        """Deferred POST of the pod's Binding subresource (with a uid precondition).
+
+        A binding is not safe to send twice blindly, and a failed one may still have
+        happened: the answer lost with the connection, or a 409 for a binding of ours
+        whose answer was lost before. So a failure is checked by reading the pod (a read
+        is safe to repeat): bound to ``node_name`` (same uid) counts as bound; anything
+        else is the failure, and the binding cycle requeues the pod as upstream's does.
+        Upstream takes every failure as a failure and learns of the binding from its
+        informer; reading first keeps a bound pod from being forgotten, requeued and
+        marked unschedulable meanwhile.
+        """
+
+        async def bind() -> None:
+            try:
+                await self.client.bind(pod.namespace, pod.name, node_name, pod.uid)
+            except (kube_errors.TransportError, kube_errors.Conflict, kube_errors.ServerError):
+                if not await self._bound_to(pod, node_name):
+                    raise
+                log.info("pod %s: the binding to %s went through", pod.key, node_name)
+
+        self._submit(f'binding pod "{pod.key}" to node "{node_name}"', bind)
+
+    async def _bound_to(self, pod: Pod, node_name: str) -> bool:
+        """Whether the server has ``pod`` (same uid) bound to ``node_name``; False when
+        it cannot be read."""
+        try:
+            raw = await self.client.get(PODS.raw, pod.name, pod.namespace)
+        except kube_errors.KubeError:
+            return False
+        meta, spec = raw.get("metadata") or {}, raw.get("spec") or {}
+        same = not pod.uid or meta.get("uid") == pod.uid
+        return same and spec.get("nodeName") == node_name
 
     def delete_pod(self, pod: Pod, reason: str, preemptor: Pod | None = None) -> None:
         """Deferred delete of a preemption victim, as upstream's ``PreemptPod``: first the
