@@ -166,7 +166,8 @@ class Client:
         A 401 invalidates cached credentials and retries once (an exec plugin's token
         may have expired early). A 429 or 5xx that carries ``Retry-After`` is retried
         after that delay, up to ``max_retries`` times: the server says it did not act.
-        A GET whose connection broke is sent again at once, up to ``max_retries`` times:
+        A GET whose connection broke (reset, or closed before the answer; not refused)
+        is sent again at once, up to ``max_retries`` times:
         reads are safe to repeat; writes are not (the server may have acted), so their
         callers decide. All as client-go's rest client does (``checkWait``,
         ``IsRetryableError``).
@@ -187,8 +188,8 @@ class Client:
                     raise
                 retries += 1
                 await asyncio.sleep(min(exc.retry_after, MAX_RETRY_AFTER))
-            except ConnectionFailed:
-                if method != "GET" or retries >= self.max_retries:
+            except ConnectionFailed as exc:
+                if method != "GET" or not _broke(exc) or retries >= self.max_retries:
                     raise
                 retries += 1
 
@@ -476,6 +477,13 @@ class Client:
     async def update_lease(self, lease: RawObject) -> RawObject:
         """Replace a Lease; Conflict if someone else renewed it since we read it."""
         return await self.update(LEASES, lease)
+
+
+def _broke(exc: ConnectionFailed) -> bool:
+    """Whether a connection broke under a request (reset, closed before the answer), as
+    client-go's ``IsConnectionReset`` / ``IsProbableEOF``; a refused one did not."""
+    cause = exc.__cause__
+    return isinstance(cause, ConnectionError) and not isinstance(cause, ConnectionRefusedError)
 
 
 def _retryable(status: int, retry_after: float | None, retries: int, client: Client) -> bool:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from kubesched.kube import Client, KubeError, NotFound
+from kubesched.kube import AlreadyExists, Client, KubeError, NotFound
 from kubesched.kube.resources import EVENTS, RawObject
 from kubesched.objects.pod import Pod
 
@@ -291,6 +291,12 @@ class EventBroadcaster:
         namespace = body["metadata"]["namespace"]
         try:
             created = await self.client.create(EVENTS_V1, body, namespace)
+        except AlreadyExists:
+            # Ours: an earlier create whose answer was lost (the name is unique to this
+            # event). Patch it from now on.
+            cached.name = str(body["metadata"]["name"])
+            cached.written = int(series["count"]) if series is not None else 1
+            return
         except KubeError as err:
             self.failed += 1
             log.warning("writing event %s failed: %s", body["reason"], err)
