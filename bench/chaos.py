@@ -13,7 +13,7 @@ The guarantees (docs/faults.md states the budget they hold within):
 :func:`run_chaos` runs one plan and returns a :class:`ChaosResult` (figures and the
 violations found); the chaos tests run small plans, and ``main`` is the soak::
 
-    .venv/bin/python bench/chaos.py --pods 3000 --nodes 50 --minutes 3
+    .venv/bin/python bench/chaos.py --pods 3000 --minutes 3
 
 Replicas are processes of their own; one that exits is started again (a Deployment's pod
 would be), and its exit code is kept: a leader that lost its Lease exits 1.
@@ -100,6 +100,9 @@ class ChaosResult:
     create_retries: int
     lease_holders: list[str]
     violations: list[str] = field(default_factory=list)
+    #: Seconds from a pod's create answered to its successful binding: median, 99th.
+    latency_p50: float = 0.0
+    latency_p99: float = 0.0
 
     @property
     def pods_per_second(self) -> float:
@@ -113,7 +116,8 @@ class ChaosResult:
         verdict = "all guarantees held" if not self.violations else "VIOLATIONS:\n  - "
         return (
             f"{self.bound}/{self.pods} pods bound in {self.seconds:.1f} s "
-            f"({self.pods_per_second:.1f} pods/s under faults); binding calls: {calls}; "
+            f"({self.pods_per_second:.1f} pods/s under faults; create to bound "
+            f"p50 {self.latency_p50:.2f} s, p99 {self.latency_p99:.2f} s); binding calls: {calls}; "
             f"failovers: {self.failovers}; replica exits: {self.exits or 'none'}; "
             f"pod creates retried: {self.create_retries}; injected: {injected}\n"
             + verdict
@@ -313,7 +317,8 @@ def run_chaos(plan: ChaosPlan, work_dir: Path | None = None) -> ChaosResult:
         outage = _Outage(server, plan.outage, plan.pods // 4) if plan.outage else None
         if outage is not None:
             threading.Thread(target=outage.run, daemon=True).start()
-        retries = _create_pods(core, plan, names, wanted, others)
+        created: dict[str, float] = {}
+        retries = _create_pods(core, plan, names, wanted, others, created)
         bound_at = _wait_bound(core, set(names), started + plan.timeout)
         seconds = (bound_at or time.monotonic()) - started
         took_over = True
@@ -331,6 +336,14 @@ def run_chaos(plan: ChaosPlan, work_dir: Path | None = None) -> ChaosResult:
         api.close()
         server.stop()
     result = _judge(plan, pods.items, nodes.items, records, seconds, replicas.exits, retries)
+    waits = sorted(
+        max(0.0, b["at"] - created[b["name"]])
+        for b in records["bindings"]
+        if b["code"] == 201 and b["name"] in created
+    )
+    if waits:
+        result.latency_p50 = waits[len(waits) // 2]
+        result.latency_p99 = waits[min(len(waits) - 1, int(len(waits) * 0.99))]
     if not took_over:
         result.violations.append("no replica took the Lease over after the outage")
     return result
@@ -342,8 +355,10 @@ def _create_pods(
     names: list[str],
     wanted: dict[str, str],
     others: list[str],
+    created: dict[str, float],
 ) -> int:
-    """Create every pod from ``plan.creators`` threads."""
+    """Create every pod from ``plan.creators`` threads; ``created``: when each create
+    was answered (monotonic seconds, the in-process server's clock)."""
     todo = [(n, SCHEDULER_NAME, wanted[n]) for n in names]
     todo += [(n, OTHER_SCHEDULER, "100m") for n in others]
     random.Random(plan.seed).shuffle(todo)
@@ -352,7 +367,9 @@ def _create_pods(
         if plan.pace:
             time.sleep(plan.pace)
         pod = _pod(*item)
-        return _retrying(core.create_namespaced_pod, NAMESPACE, pod, _request_timeout=10)[1]
+        retries = _retrying(core.create_namespaced_pod, NAMESPACE, pod, _request_timeout=10)[1]
+        created[item[0]] = time.monotonic()
+        return retries
 
     with ThreadPoolExecutor(plan.creators) as pool:
         return sum(pool.map(create, todo))
@@ -502,16 +519,31 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, default=3000)
     parser.add_argument("--other-pods", type=int, default=100)
-    parser.add_argument("--nodes", type=int, default=50)
+    parser.add_argument(
+        "--nodes", type=int, default=0, help="default: room for the pods and half again"
+    )
     parser.add_argument("--replicas", type=int, default=2)
     parser.add_argument("--faults", default=BUDGET_FAULTS)
     parser.add_argument(
         "--minutes", type=float, default=3.0, help="spread the creates over about this long"
     )
-    parser.add_argument("--outage", type=float, default=8.0, help="seconds of Lease outage")
+    parser.add_argument(
+        "--outage", type=float, default=25.0, help="seconds of Lease outage (0: none)"
+    )
+    parser.add_argument(
+        "--lease",
+        default="15/10/2",
+        metavar="D/R/P",
+        help="leaseDuration/renewDeadline/retryPeriod in seconds (default 15/10/2, "
+        "kube-scheduler's)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", metavar="DIR", help="keep kubeconfig and replica logs here")
     args = parser.parse_args(argv)
+    try:
+        duration, deadline, period = (float(x) for x in args.lease.split("/"))
+    except ValueError:
+        parser.error(f"--lease {args.lease!r}: expected three numbers, D/R/P")
     creators = 4
     pace = args.minutes * 60 * creators / max(1, args.pods + args.other_pods)
     plan = ChaosPlan(
@@ -521,6 +553,9 @@ def main(argv: list[str] | None = None) -> int:
         replicas=args.replicas,
         faults=args.faults,
         outage=args.outage,
+        lease_duration=duration,
+        renew_deadline=deadline,
+        retry_period=period,
         seed=args.seed,
         creators=creators,
         pace=pace,

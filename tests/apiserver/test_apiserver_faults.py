@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
+import socket
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -256,3 +258,19 @@ def test_the_records_show_bindings_lease_writes_and_pod_writes() -> None:
         ("create", "bindings", "p")
     ]
     assert records["faults"] == {"spec": "seed=0", "injected": {}}
+
+
+def test_a_client_that_gives_up_mid_body_is_not_a_server_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with server("seed=0") as h, caplog.at_level(logging.ERROR):
+        url = urlsplit(h.url)
+        for path in (f"{CONFIGMAPS}", "/api/v1/namespaces/default/pods/p/binding"):
+            with socket.create_connection((url.hostname or "", url.port or 0)) as sock:
+                head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                sock.sendall(head.encode() + b'Content-Length: 100\r\n\r\n{"kind"')
+            conn = connection(h)  # the server still serves, and stored nothing
+            code, _, body = send(conn, "GET", CONFIGMAPS)
+            assert code == 200 and json.loads(body)["items"] == []
+        assert h.records is not None and h.records.bindings == []
+    assert [r.getMessage() for r in caplog.records] == []

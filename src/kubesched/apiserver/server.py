@@ -197,6 +197,10 @@ async def _json_body(request: web.Request, into: tuple[str, str] = ("v1", "")) -
         raise errors.failure(
             413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}"
         ) from None
+    except ConnectionResetError:
+        # The client went away mid-body (it gave up waiting): nothing was done, and no
+        # one will read the answer; not a server error.
+        raise errors.bad_request("the request body was cut short: the connection closed") from None
     if not raw.strip():
         return None
     if media_type == protobuf.MEDIA_TYPE:
@@ -303,7 +307,7 @@ async def _record(
     agent = request.headers.get("User-Agent", "")
     binding = t.subresource == "binding" or plural == "bindings"
     if binding and method == "POST":
-        body = _loads_quietly(await request.read())
+        body = _loads_quietly(await _read_quietly(request))
         meta = body.get("metadata") or {}
         target = body.get("target") or {}
         name = t.name or str(meta.get("name") or "")
@@ -319,8 +323,17 @@ async def _record(
         verb = faults.request_verb(method, bool(t.name), False)
         name = t.name
         if not name and binding:
-            name = str((_loads_quietly(await request.read()).get("metadata") or {}).get("name"))
+            body = _loads_quietly(await _read_quietly(request))
+            name = str((body.get("metadata") or {}).get("name"))
         records.pod_write(verb, _resource_name(t), t.namespace or "", name, agent)
+
+
+async def _read_quietly(request: web.Request) -> bytes:
+    # The body again (aiohttp keeps it), or nothing if the client cut it short.
+    try:
+        return await request.read()
+    except (ConnectionResetError, web.HTTPRequestEntityTooLarge):
+        return b""
 
 
 def _loads_quietly(raw: bytes) -> dict[str, Any]:
@@ -542,7 +555,8 @@ async def _delete_options(request: web.Request) -> dict[str, Any]:
     """A delete's DeleteOptions: the body's, with the query's parameters over them
     (:mod:`kubesched.apiserver.deleteoptions`); any error before anything is deleted."""
     media_type = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-    with contextlib.suppress(web.HTTPRequestEntityTooLarge):  # _json_body answers that
+    # _json_body answers both.
+    with contextlib.suppress(web.HTTPRequestEntityTooLarge, ConnectionResetError):
         if (await request.read()).strip():
             deleteoptions.check_media_type(media_type)
     body = await _json_body(request, ("meta.k8s.io/v1", "DeleteOptions"))
