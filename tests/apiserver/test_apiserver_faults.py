@@ -272,5 +272,6 @@ def test_a_client_that_gives_up_mid_body_is_not_a_server_error(
             conn = connection(h)  # the server still serves, and stored nothing
             code, _, body = send(conn, "GET", CONFIGMAPS)
             assert code == 200 and json.loads(body)["items"] == []
-        assert h.records is not None and h.records.bindings == []
+        assert h.records is not None
+        assert [b.code for b in h.records.bindings] in ([], [400])  # cut short: refused
     assert [r.getMessage() for r in caplog.records] == []
