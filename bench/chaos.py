@@ -46,7 +46,8 @@ from kubernetes.client.rest import ApiException
 
 from kubesched.apiserver.faults import parse_faults
 from kubesched.apiserver.records import RECORDS_PATH
-from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
+from kubesched.apiserver.runner import ApiServerHandle
+from kubesched.cli.cluster import start_cluster
 from kubesched.objects.quantity import parse_quantity
 
 #: Within the budget of docs/faults.md: a fifth of requests fail, answers are delayed up
@@ -84,6 +85,10 @@ class ChaosPlan:
     seed: int = 1
     #: A sleep between creates, per creator (seconds): spreads a soak over minutes.
     pace: float = 0.0
+    #: Run the controllers beside the server (the simulated kubelet makes bound pods
+    #: Running, renews node leases; all of them meet the faults too), as
+    #: ``kubesched apiserver --nodes N`` does.
+    controllers: bool = False
 
 
 @dataclass
@@ -297,13 +302,15 @@ def run_chaos(plan: ChaosPlan, work_dir: Path | None = None) -> ChaosResult:
         with tempfile.TemporaryDirectory(prefix="kubesched-chaos-") as tmp:
             return run_chaos(plan, Path(tmp))
     kubeconfig = work_dir / "kubeconfig"
-    server = start_apiserver(
+    cluster = start_cluster(
         kubeconfig_path=kubeconfig,
         nodes=plan.nodes or _nodes_for(plan),
         node_template=_node_template(work_dir, plan),
         faults=plan.faults,
         bookmark_interval=1.0,
+        controllers=("*",) if plan.controllers else (),
     )
+    server = cluster.server
     replicas = Replicas(plan.replicas, _scheduler_config(work_dir, plan, kubeconfig), work_dir)
     api = config.new_client_from_config(config_file=str(kubeconfig))
     try:
@@ -334,7 +341,7 @@ def run_chaos(plan: ChaosPlan, work_dir: Path | None = None) -> ChaosResult:
     finally:
         replicas.stop()
         api.close()
-        server.stop()
+        cluster.stop()
     result = _judge(plan, pods.items, nodes.items, records, seconds, replicas.exits, retries)
     waits = sorted(
         max(0.0, b["at"] - created[b["name"]])
@@ -539,6 +546,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", metavar="DIR", help="keep kubeconfig and replica logs here")
+    parser.add_argument(
+        "--controllers",
+        action="store_true",
+        help="run the controllers (the simulated kubelet, ...) beside the server, under the "
+        "faults too",
+    )
     args = parser.parse_args(argv)
     try:
         duration, deadline, period = (float(x) for x in args.lease.split("/"))
@@ -560,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         creators=creators,
         pace=pace,
         timeout=args.minutes * 60 + 600,
+        controllers=args.controllers,
     )
     print(f"soak: {dataclasses.asdict(plan)}", flush=True)
     work_dir = Path(args.keep) if args.keep else None
