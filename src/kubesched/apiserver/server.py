@@ -238,7 +238,14 @@ async def handle(request: web.Request) -> web.StreamResponse:
     if records is not None and request.method != "GET":
         target = _target_of(request, parts)
         if target is not None:
-            await _record(request, records, target, response)
+            await records.record(
+                request,
+                response,
+                target.resource.plural,
+                target.subresource,
+                target.namespace or "",
+                target.name,
+            )
     if verdict is not None and verdict.reset and request.transport is not None:
         # Served, and the answer lost: the client sees the connection break.
         request.transport.abort()
@@ -297,51 +304,6 @@ async def _serve_request(request: web.Request, parts: list[str]) -> web.StreamRe
     except Exception as exc:  # a bug: say so as kube-apiserver does, and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
         return _error(errors.failure(500, "InternalError", f"Internal error occurred: {exc}"))
-
-
-async def _record(
-    request: web.Request, records: ServerRecords, t: Target, response: web.StreamResponse
-) -> None:
-    """Keep what a chaos check asks about: bindings, Lease writes, writes to pods."""
-    plural, method, status = t.resource.plural, request.method, response.status
-    agent = request.headers.get("User-Agent", "")
-    binding = t.subresource == "binding" or plural == "bindings"
-    if binding and method == "POST":
-        body = _loads_quietly(await _read_quietly(request))
-        meta = body.get("metadata") or {}
-        target = body.get("target") or {}
-        name = t.name or str(meta.get("name") or "")
-        node = str(target.get("name") or "") if isinstance(target, dict) else ""
-        records.binding(t.namespace or "", name, node, status, agent)
-    if status >= 300:
-        return
-    if plural == "leases" and method in ("POST", "PUT", "PATCH"):
-        raw = response.body if isinstance(response, web.Response) else None
-        if isinstance(raw, bytes):
-            records.lease(_loads_quietly(raw), agent)
-    elif binding or (plural == "pods" and not (method == "POST" and not t.subresource)):
-        verb = faults.request_verb(method, bool(t.name), False)
-        name = t.name
-        if not name and binding:
-            body = _loads_quietly(await _read_quietly(request))
-            name = str((body.get("metadata") or {}).get("name"))
-        records.pod_write(verb, _resource_name(t), t.namespace or "", name, agent)
-
-
-async def _read_quietly(request: web.Request) -> bytes:
-    # The body again (aiohttp keeps it), or nothing if the client cut it short.
-    try:
-        return await request.read()
-    except (ConnectionResetError, web.HTTPRequestEntityTooLarge):
-        return b""
-
-
-def _loads_quietly(raw: bytes) -> dict[str, Any]:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 def _with_warnings(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
@@ -795,15 +757,12 @@ async def _reaper_context(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
-async def _records(request: web.Request) -> web.Response:
+async def _serve_records(request: web.Request) -> web.Response:
     # The server's records and the faults it injected, for checks after a chaos run.
     records, injected = request.app[RECORDS_KEY], request.app[FAULTS_KEY]
     if records is None:
         return _error(errors.not_found_path())
-    body = records.to_json()
-    if injected is not None:
-        body["faults"] = {"spec": injected.spec.text, "injected": dict(injected.injected)}
-    return _reply(200, body)
+    return _reply(200, records.to_json(injected))
 
 
 async def _on_shutdown(app: web.Application) -> None:
@@ -836,7 +795,7 @@ def make_app(
     app[FAULTS_KEY] = injected
     app[RECORDS_KEY] = records
     health.add_routes(app)
-    app.router.add_get(RECORDS_PATH, _records)
+    app.router.add_get(RECORDS_PATH, _serve_records)
     # Every path, even one whose decoded name holds a newline (``.../configmaps/%0A``),
     # which ``.*`` would not match: aiohttp's own 404 is plain text, not a Status.
     app.router.add_route("*", r"/{tail:[\s\S]*}", handle)
