@@ -7,8 +7,12 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import signal
 import socket
+import subprocess
+import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -275,3 +279,29 @@ def test_a_client_that_gives_up_mid_body_is_not_a_server_error(
         assert h.records is not None
         assert [b.code for b in h.records.bindings] in ([], [400])  # cut short: refused
     assert [r.getMessage() for r in caplog.records] == []
+
+
+def test_the_command_serves_with_faults_and_records(tmp_path) -> None:
+    kubeconfig = tmp_path / "kc"
+    code = "import sys; from kubesched.cli.apiserver import main; sys.exit(main(sys.argv[1:]))"
+    spec = "errors=1,codes=503,retry-after=2,resources=configmaps"
+    args = ("--faults", spec)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "--port", "0", "--write-kubeconfig", str(kubeconfig), *args],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "listening on" in (proc.stdout.readline() if proc.stdout else "")
+        assert f"injecting faults {spec!r}" in (proc.stdout.readline() if proc.stdout else "")
+        url = json.loads(kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url + CONFIGMAPS, timeout=5)
+        assert refused.value.code == 503 and refused.value.headers["Retry-After"] == "2"
+        with urllib.request.urlopen(url + RECORDS_PATH, timeout=5) as answer:
+            records = json.load(answer)
+        assert records["faults"] == {"spec": spec, "injected": {"error 503": 1}}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)
+    assert proc.returncode == 0
