@@ -94,7 +94,8 @@ def check_placements(result: dict[str, Any]) -> None:
     for name, node in bound.items():
         workload = wanted[pods[name]["owner"]]
         assert pods[name]["events"].count("Scheduled") == 1, name  # bound exactly once
-        finished = "Succeeded" if workload["kind"] == "Job" else "Running"
+        runs_on = demo_workloads.runs_past_the_demo(workload["spec"]["template"])
+        finished = "Succeeded" if workload["kind"] == "Job" and not runs_on else "Running"
         assert pods[name]["phase"] == finished, name
         assert tolerates(workload, nodes[node]["taints"]), (name, node)
         if GPU in requests(workload):
@@ -144,13 +145,20 @@ def check_placements(result: dict[str, Any]) -> None:
     # gpu-aware packs the 1-GPU Jobs on one node, which leaves a whole node for 4 GPUs;
     # every Job whose pod was placed ran it to completion.
     jobs = {k: w for k, w in wanted.items() if w["kind"] == "Job"}
-    one_gpu = [k for k, w in jobs.items() if requests(w).get(GPU) == 1000]
-    (four_gpu,) = [k for k, w in jobs.items() if requests(w).get(GPU) == 4000]
+    gpu_aware = {
+        k: w
+        for k, w in jobs.items()
+        if template_spec(w).get("schedulerName") == demo_story.GPU_PROFILE
+    }
+    one_gpu = [k for k, w in gpu_aware.items() if requests(w).get(GPU) == 1000]
+    (four_gpu,) = [k for k, w in gpu_aware.items() if requests(w).get(GPU) == 4000]
     assert len(one_gpu) == 3
     small = {node for k in one_gpu for node in placed(k)}
     assert len(small) == 1 and placed(four_gpu)[0] not in small
     for key in jobs:
-        done = bool(placed(key))
+        done = bool(placed(key)) and not demo_workloads.runs_past_the_demo(
+            wanted[key]["spec"]["template"]
+        )
         assert owners[key]["condition"] == ("Complete" if done else ""), key
         assert owners[key]["text"].startswith("Complete" if done else "not complete"), key
     # The critical pod took the place of a pod of the lowest priority; that pod's owner
@@ -167,11 +175,15 @@ def check_placements(result: dict[str, Any]) -> None:
     assert pods[preemptor]["preempted"] == [victim["name"]]
     replacement = victim["replacement"]
     assert replacement in owners[lowest]["pods"] and pods[replacement]["replaces"] == victim["name"]
-    # Pending: that replacement, and the Job asking more GPUs than any node has.
+    # Pending: that replacement, the Job asking more GPUs than any node has, and the
+    # team pod its quota refuses (checked in check_gangs_and_quotas).
     (eight_gpu,) = [k for k, w in jobs.items() if not placed(k)]
     pending = {p["name"]: p for p in result["pending"]}
-    assert sorted(pending) == sorted([replacement, *owners[eight_gpu]["pods"]])
+    over_quota = [n for n, p in pending.items() if p["owner"] == "Job/finetune"]
+    assert sorted(pending) == sorted([replacement, *owners[eight_gpu]["pods"], *over_quota])
     for p in pending.values():
+        if p["owner"] == "Job/finetune":
+            continue
         assert p["reason"] == "Unschedulable" and p["event"] == p["message"]
         assert p["message"].startswith(f"0/{len(nodes)} nodes are available: ")
         assert "1 node(s) had untolerated taint {dedicated: infra}" in p["message"]
@@ -194,6 +206,43 @@ def check_placements(result: dict[str, Any]) -> None:
     assert f"Insufficient {GPU}" in again[big]["message"]
     assert all(p["live"] == bound[p["name"]] for p in replay["pods"])
     check_volumes_and_devices(result)
+    check_gangs_and_quotas(result)
+
+
+def check_gangs_and_quotas(result: dict[str, Any]) -> None:
+    """team-a's gang is placed whole, on GPU nodes, within its quota; team-b gets the
+    GPUs its quota allows and the next pod is refused by the quota, naming it with the
+    numbers, though GPUs are free."""
+    wanted = workloads()
+    owners = {o["owner"]: o for o in result["owners"]}
+    pods = {p["name"]: p for p in result["pods"]}
+    nodes = {n["name"]: n for n in result["nodes"]}
+    gang = wanted["Job/allreduce"]
+    members = owners["Job/allreduce"]["pods"]
+    (group,) = result["podGroups"]
+    assert group["name"] == "team-a/allreduce"
+    assert group["minMember"] == len(members) == gang["spec"]["parallelism"]
+    assert all(pods[m]["node"] and nodes[pods[m]["node"]]["gpus"] for m in members)
+    assert all(pods[m]["phase"] == "Running" for m in members)
+    quotas = demo_story.TEAM_QUOTAS
+    assert len(members) == int(quotas["team-a"]["max"][GPU])
+    finetune = owners["Job/finetune"]["pods"]
+    placed = [n for n in finetune if pods[n]["node"]]
+    assert len(placed) == int(quotas["team-b"]["max"][GPU])
+    (refused,) = [p for p in result["pending"] if p["owner"] == "Job/finetune"]
+    assert "ElasticQuota team-b" in refused["message"]
+    assert f"{GPU}: used 2, request 1, max 2" in refused["message"]
+    used = sum(
+        1
+        for p in result["pods"]
+        if p["node"]
+        and p["phase"] == "Running"
+        and nodes[p["node"]]["gpus"]
+        and p["owner"] in ("Job/allreduce", "Job/finetune")
+    )
+    free = sum(n["gpus"] for n in nodes.values()) - used
+    assert free > 0  # the quota, not the nodes, keeps the pod waiting
+    assert {q["name"] for q in result["elasticQuotas"]} == {f"{t}/quota" for t in quotas}
 
 
 def check_volumes_and_devices(result: dict[str, Any]) -> None:
@@ -330,7 +379,7 @@ def test_dev_run_command_runs_clean_and_keeps_running_for_kubectl():
             else:
                 assert re.match(rf"\d+/{want} Running", text), text
         pending = re.findall(r"^  (\S+) \(\S+\): PodScheduled=False Unschedulable$", output, re.M)
-        assert len(pending) == 2, output
+        assert len(pending) == 3, output
         kubeconfig = re.search(r"kubectl --kubeconfig (\S+) get pods", output).group(1)
 
         # Another client sees what the demo reported: its own reading of the API.
@@ -338,19 +387,22 @@ def test_dev_run_command_runs_clean_and_keeps_running_for_kubectl():
         api_client = k8s_config.new_client_from_config(config_file=kubeconfig)
         pods = {
             p.metadata.name: p
-            for p in k8s.CoreV1Api(api_client).list_namespaced_pod("default").items
+            for p in k8s.CoreV1Api(api_client).list_pod_for_all_namespaces().items
         }
         assert sorted(n for n, p in pods.items() if not p.spec.node_name) == sorted(pending)
         # The preempted pod is gone and its owner made another: as many pods as wanted.
         assert len(pods) == sum(desired_pods(w, cluster_nodes()) for w in wanted.values())
-        for job in k8s.BatchV1Api(api_client).list_namespaced_job("default").items:
+        for job in k8s.BatchV1Api(api_client).list_job_for_all_namespaces().items:
             conditions = {c.type for c in job.status.conditions or [] if c.status == "True"}
             mine = [
                 p for p in pods.values() if p.metadata.labels.get("job-name") == job.metadata.name
             ]
             assert mine, job.metadata.name
             placed = all(p.spec.node_name for p in mine)
-            assert ("Complete" in conditions) == placed, job.metadata.name
+            runs_on = demo_workloads.runs_past_the_demo(
+                {"metadata": {"annotations": job.spec.template.metadata.annotations}}
+            )
+            assert ("Complete" in conditions) == (placed and not runs_on), job.metadata.name
         for sts in k8s.AppsV1Api(api_client).list_namespaced_stateful_set("default").items:
             assert sts.status.ready_replicas == sts.spec.replicas
         # Each claim's volume is in the zone of the node its pod runs on.

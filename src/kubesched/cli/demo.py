@@ -2,9 +2,10 @@
 
 It starts the embedded API server with simulated nodes (three zones, GPU nodes, DRA GPU
 nodes, a tainted node; :mod:`kubesched.cli.demo_story`) and the controllers beside it,
-starts the live scheduler on it with two profiles, applies a workload in waves over HTTP
+starts the live scheduler on it with three profiles, applies a workload in waves over HTTP
 — Deployments, a StatefulSet with zonal volumes, a DaemonSet, Jobs, one asking for GPUs
-through a ResourceClaimTemplate (:mod:`kubesched.cli.demo_workloads`), which the
+through a ResourceClaimTemplate, a gang and two teams' Jobs within their ElasticQuotas,
+in namespaces of their own (:mod:`kubesched.cli.demo_workloads`), which the
 controllers turn into pods — prints each event the scheduler writes as it comes, then
 reads everything back from the API server and prints where each pod went and why, the
 volumes of its claims and their zones, the devices it was given, pods counted by owner,
@@ -43,10 +44,12 @@ from kubesched.config import loads_config
 from kubesched.controllers.dradriver import DRIVER
 from kubesched.kube import Client, KubeError, load_kubeconfig
 from kubesched.kube.resources import (
+    ELASTIC_QUOTAS,
     EVENTS,
     NODES,
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
+    POD_GROUPS,
     PODS,
     PRIORITY_CLASSES,
     REPLICA_SETS,
@@ -148,12 +151,15 @@ async def _run_on(
     ):
         for pc in story.priority_classes():
             await client.create(PRIORITY_CLASSES.raw, pc)
+        for obj in story.team_objects():
+            await client.create(workloads.resource_of(obj), obj)
         for node in node_manifests:
             await client.create(NODES.raw, node)
         scheduler = Scheduler(config, in_tree_registry(), own, rng=random.Random(args.seed))
         scheduling = asyncio.create_task(scheduler.run(), name="scheduler")
         progress = say if not args.quiet else None
-        tracker = PodTracker(client, story.NAMESPACE, progress, lambda n: zones.get(n, ""), started)
+        # Every namespace: the teams' work is in namespaces of their own.
+        tracker = PodTracker(client, None, progress, lambda n: zones.get(n, ""), started)
         try:
             await tracker.start(args.timeout)
             await asyncio.wait_for(_synced(scheduler, scheduling), args.timeout)
@@ -209,19 +215,22 @@ async def _read_back(
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """The summary, from what the API server holds now; and the pods and nodes read."""
     namespace = story.NAMESPACE
-    pods = (await client.list(PODS.raw, namespace)).items
+    pods = (await client.list(PODS.raw)).items
     live = []
     for wave in waves:
         for manifest in wave.workloads:
             resource = workloads.resource_of(manifest)
-            live.append(await client.get(resource, manifest["metadata"]["name"], namespace))
-    replica_sets = (await client.list(REPLICA_SETS.raw, namespace)).items
+            meta = manifest["metadata"]
+            live.append(await client.get(resource, meta["name"], meta.get("namespace")))
+    replica_sets = (await client.list(REPLICA_SETS.raw)).items
     nodes = (await client.list(NODES.raw)).items
-    events = (await client.list(EVENTS, namespace)).items
+    events = (await client.list(EVENTS)).items
     storage = {
         "claims": (await client.list(PERSISTENT_VOLUME_CLAIMS.raw, namespace)).items,
         "volumes": (await client.list(PERSISTENT_VOLUMES.raw)).items,
         "slices": (await client.list(RESOURCE_SLICES.raw)).items,
+        "podGroups": (await client.list(POD_GROUPS.raw)).items,
+        "elasticQuotas": (await client.list(ELASTIC_QUOTAS.raw)).items,
     }
     watched = {**tracker.as_seen(), "gone": dict(tracker.gone)}
     result = summary(live, pods, replica_sets, nodes, events, watched, timings, url, storage)
@@ -248,7 +257,10 @@ def _what_if(
             key = owner_key(manifest["kind"], manifest["metadata"]["name"])
             owners.setdefault(wave.replay_with, []).append(key)
             groups.setdefault(wave.replay_with, []).extend(by_owner[key]["pods"])
-    return replays(nodes, pods, groups, owners, config, seed)
+    # The teams' pods came once the training Jobs had finished: not in the replay's
+    # cluster either.
+    before = [p for p in pods if p["metadata"].get("namespace") not in story.TEAMS]
+    return replays(nodes, before, groups, owners, config, seed)
 
 
 async def _submit(
@@ -271,6 +283,10 @@ async def _submit(
         if say:
             say.write(f"\n[{number}/{len(waves)}] {wave.title}\n")
             say.flush()
+        if wave.after_jobs:
+            left = await tracker.wait(tracker.unfinished_jobs, timeout)
+            if left:
+                raise DemoError(f"wave {number}: Jobs not finished after {timeout:g} s: {left}")
         if wave.same_second:
             await asyncio.sleep(1.0 - time.time() % 1.0 + 0.005)
         for manifest in wave.objects:
@@ -305,10 +321,19 @@ def _intro(out: TextIO, server: ClusterHandle, nodes: Sequence[dict[str, Any]]) 
         )
     out.write(
         f"  profiles    {story.DEFAULT_PROFILE} (kube-scheduler's defaults), "
-        f"{story.GPU_PROFILE} (NodeResourcesFit MostAllocated, {GPU_RESOURCE} weight 5)\n"
+        f"{story.GPU_PROFILE} (NodeResourcesFit MostAllocated, {GPU_RESOURCE} weight 5), "
+        f"{story.TEAM_PROFILE} (gangs with Coscheduling, quotas with CapacityScheduling)\n"
+        f"  teams       "
+        + ", ".join(
+            f"{team} (ElasticQuota min {quota['min'][GPU_RESOURCE]} GPUs, "
+            f"max {quota['max'][GPU_RESOURCE]})"
+            for team, quota in story.TEAM_QUOTAS.items()
+        )
+        + "\n"
         "  controllers Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, garbage collector, "
         "the volume controllers with a simulated CSI driver (classes standard and zonal), "
-        "the resource-claim controller with a simulated DRA driver, and a simulated kubelet "
+        "the resource-claim controller with a simulated DRA driver, the PodGroup and "
+        "ElasticQuota controllers, and a simulated kubelet "
         f"on every node; their pods name {story.DEFAULT_PROFILE} unless the template names "
         "another\n"
     )

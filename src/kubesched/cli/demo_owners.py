@@ -115,6 +115,8 @@ def owner_entry(
         succeeded = phases.get("Succeeded", 0)
         completions = (workload.get("spec") or {}).get("completions") or desired
         text = f"{condition or 'not complete'}: {succeeded}/{completions} succeeded"
+        if phases.get("Running"):
+            text += f", {phases['Running']} Running"
         if phases.get("Pending"):
             text += f", {phases['Pending']} Pending"
     elif kind == "StatefulSet":

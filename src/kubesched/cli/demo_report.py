@@ -234,6 +234,8 @@ def summary(
     per_zone = Counter(str(e["zone"]) for e in entries if _occupies(e))
     return {
         "apiServer": api_server,
+        "podGroups": [_pod_group_entry(g) for g in storage.get("podGroups", ())],
+        "elasticQuotas": [_quota_entry(q) for q in storage.get("elasticQuotas", ())],
         "nodes": [_node_entry(n, pods_on) for n in nodes],
         "owners": owners,
         "pods": entries,
@@ -242,6 +244,27 @@ def summary(
         "perZone": dict(sorted(per_zone.items())),
         "perNode": {n["metadata"]["name"]: pods_on[n["metadata"]["name"]] for n in nodes},
         "timings": dict(timings),
+    }
+
+
+def _pod_group_entry(group: RawObject) -> dict[str, Any]:
+    meta, spec = group["metadata"], group.get("spec") or {}
+    status = group.get("status") or {}
+    return {
+        "name": f"{meta.get('namespace')}/{meta['name']}",
+        "minMember": int(spec.get("minMember") or 0),
+        "phase": str(status.get("phase") or ""),
+        "running": int(status.get("running") or 0),
+    }
+
+
+def _quota_entry(quota: RawObject) -> dict[str, Any]:
+    meta, spec = quota["metadata"], quota.get("spec") or {}
+    return {
+        "name": f"{meta.get('namespace')}/{meta['name']}",
+        "min": dict(spec.get("min") or {}),
+        "max": dict(spec.get("max") or {}),
+        "used": dict((quota.get("status") or {}).get("used") or {}),
     }
 
 
@@ -396,6 +419,19 @@ def summary_text(data: Mapping[str, Any]) -> str:
             out.append(
                 f"  {p['name']}{owner}: PodScheduled=False {p['reason']}\n    {p['message']}\n"
             )
+    if data.get("podGroups") or data.get("elasticQuotas"):
+        out.append("\nGangs and quotas (read back from the API server)\n")
+        for g in data.get("podGroups", []):
+            out.append(
+                f"  PodGroup {g['name']}: minMember {g['minMember']}, phase "
+                f"{g['phase'] or '-'}, {g['running']} running\n"
+            )
+        for q in data.get("elasticQuotas", []):
+            used = ", ".join(
+                f"{name} {q['used'].get(name, '0')} of max {limit} (min {q['min'].get(name, '0')})"
+                for name, limit in q["max"].items()
+            )
+            out.append(f"  ElasticQuota {q['name']}: {used}\n")
     for replay in data.get("whatIf", []):
         out.append(_what_if_text(replay))
     out.append("\nWorkloads (pods counted by owner)\n")

@@ -1,4 +1,5 @@
-"""What ``kubesched demo`` puts on its cluster: nodes, scheduler profiles, priority classes.
+"""What ``kubesched demo`` puts on its cluster: nodes, scheduler profiles, priority classes,
+the teams' namespaces and quotas.
 
 Eleven simulated nodes over three zones: six CPU nodes, two GPU nodes (``nvidia.com/gpu``
 capacity, the ``nvidia.com/gpu.present`` label and the ``nvidia.com/gpu=present:NoSchedule``
@@ -8,7 +9,9 @@ with the latest model and one with an older one; the same taint) and one node ta
 infrastructure. The embedded cluster's storage classes (``standard``, ``zonal``) and
 CSI driver come with its controllers. Two profiles: kube-scheduler's defaults, and
 ``gpu-aware``, the same plugins with NodeResourcesFit scoring ``MostAllocated`` with GPUs
-weighted high, so that GPU jobs are packed and whole GPU nodes stay free for large jobs.
+weighted high, so that GPU jobs are packed and whole GPU nodes stay free for large jobs;
+and ``team-batch`` for two teams' work (gangs with Coscheduling, elastic quotas with
+CapacityScheduling), each team in a namespace with an ElasticQuota.
 
 The workload it runs on them is :mod:`kubesched.cli.demo_workloads`.
 """
@@ -27,6 +30,11 @@ NAMESPACE = "default"
 REGION = "eu-west"
 DEFAULT_PROFILE = "default-scheduler"
 GPU_PROFILE = "gpu-aware"
+#: The profile of the teams' batch work: gangs (Coscheduling) within quotas
+#: (CapacityScheduling), both from scheduler-plugins.
+TEAM_PROFILE = "team-batch"
+#: The teams sharing the GPU nodes, each in its namespace with an ElasticQuota.
+TEAMS = ("team-a", "team-b")
 GPU_LABEL = "nvidia.com/gpu.present"
 GPU_TAINT = {"key": GPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
 INFRA_TAINT = {"key": "dedicated", "value": "infra", "effect": "NoSchedule"}
@@ -61,7 +69,35 @@ CONFIG: dict[str, Any] = {
                 }
             ],
         },
+        {
+            # Coscheduling places a gang's quorum in one cycle; it is enabled for its
+            # PreFilter (and so as the profile's PodGroupPlugin) only: the queue sort must
+            # be the same in every profile, and PrioritySort keeps the other profiles as
+            # they are. CapacityScheduling as scheduler-plugins' configuration enables it:
+            # its quota-aware preemption in place of DefaultPreemption.
+            "schedulerName": TEAM_PROFILE,
+            "plugins": {
+                "preFilter": {"enabled": [{"name": "Coscheduling"}]},
+                "multiPoint": {"enabled": [{"name": "CapacityScheduling"}]},
+                "postFilter": {
+                    "enabled": [{"name": "CapacityScheduling"}],
+                    "disabled": [{"name": "*"}],
+                },
+            },
+        },
     ],
+}
+
+#: Each team's ElasticQuota: guaranteed (min) and at most (max), of the GPU nodes.
+TEAM_QUOTAS: dict[str, dict[str, dict[str, str]]] = {
+    "team-a": {
+        "min": {"cpu": "8", "memory": "32Gi", GPU_RESOURCE: "4"},
+        "max": {"cpu": "8", "memory": "32Gi", GPU_RESOURCE: "4"},
+    },
+    "team-b": {
+        "min": {"cpu": "4", "memory": "16Gi", GPU_RESOURCE: "2"},
+        "max": {"cpu": "4", "memory": "16Gi", GPU_RESOURCE: "2"},
+    },
 }
 
 #: PriorityClasses the workload uses: name → value.
@@ -143,6 +179,22 @@ def _dra_annotations(group: NodeGroup) -> dict[str, str]:
 def zone_of(node: Mapping[str, Any]) -> str:
     """The node's ``topology.kubernetes.io/zone`` label ("" if none)."""
     return str(((node.get("metadata") or {}).get("labels") or {}).get(ZONE_LABEL, ""))
+
+
+def team_objects() -> list[dict[str, Any]]:
+    """Each team's Namespace and ElasticQuota (:data:`TEAM_QUOTAS`)."""
+    objects: list[dict[str, Any]] = []
+    for team, quota in TEAM_QUOTAS.items():
+        objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team}})
+        objects.append(
+            {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "ElasticQuota",
+                "metadata": {"name": "quota", "namespace": team},
+                "spec": {kind: dict(amounts) for kind, amounts in quota.items()},
+            }
+        )
+    return objects
 
 
 def priority_classes() -> list[dict[str, Any]]:

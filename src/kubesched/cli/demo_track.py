@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from kubesched.cli.demo_owners import OwnerIndex, desired_pods, owner_key, workload_condition
-from kubesched.cli.demo_workloads import KINDS, WORKLOAD_KINDS
+from kubesched.cli.demo_workloads import KINDS, WORKLOAD_KINDS, runs_past_the_demo
 from kubesched.kube import Client, Informer
 from kubesched.kube.resources import EVENTS, PODS, REPLICA_SETS, RESOURCE_CLAIMS, RawObject
 from kubesched.objects.node import Node
@@ -54,14 +54,15 @@ def _controller_uid(raw: RawObject) -> str:
 
 
 class PodTracker:
-    """Follows the pods, events and workloads of one namespace; prints progress to
-    ``out`` (None: silent). ``zone_of(node_name)`` labels placements in the progress
+    """Follows the pods, events and workloads of one namespace (None: of every
+    namespace; pod and workload names are then told apart by name alone); prints progress
+    to ``out`` (None: silent). ``zone_of(node_name)`` labels placements in the progress
     lines."""
 
     def __init__(
         self,
         client: Client,
-        namespace: str,
+        namespace: str | None,
         out: TextIO | None,
         zone_of: Callable[[str], str],
         started: float,
@@ -91,6 +92,8 @@ class PodTracker:
         self.first_seen: dict[str, int] = {}
         self.ended: dict[str, int] = {}
         self._step = 0
+        #: Each pod's namespace, by name.
+        self._namespace_of: dict[str, str] = {}
         #: Pods deleted, as last seen.
         self.gone: dict[str, RawObject] = {}
         #: Pods made in the place of a pod that went while it ran: new name → old name.
@@ -124,12 +127,16 @@ class PodTracker:
 
     def pod(self, name: str) -> RawObject | None:
         """The pod as last seen (None once deleted)."""
-        return self.pods.get(f"{self.namespace}/{name}")
+        namespace = self.namespace or self._namespace_of.get(name, "")
+        return self.pods.get(f"{namespace}/{name}")
 
-    def workload(self, kind: str, name: str) -> RawObject | None:
+    def workload(self, kind: str, name: str, namespace: str | None = None) -> RawObject | None:
         """The workload as last seen (None if not seen)."""
         informer = self.workloads.get(kind)
-        return informer.get(f"{self.namespace}/{name}") if informer else None
+        namespace = namespace or self.namespace
+        if informer is None or namespace is None:
+            return None
+        return informer.get(f"{namespace}/{name}")
 
     def owners(self) -> OwnerIndex:
         """Resolves pods to workloads, with the ReplicaSets as last seen."""
@@ -166,6 +173,7 @@ class PodTracker:
 
     def _on_pod(self, raw: RawObject) -> None:
         name = _name(raw)
+        self._namespace_of[name] = str((raw.get("metadata") or {}).get("namespace", ""))
         self._step += 1
         if name not in self.first_seen:
             self.first_seen[name] = self._step
@@ -295,7 +303,8 @@ class PodTracker:
         short = []
         for manifest in workloads:
             kind, name = str(manifest["kind"]), _name(manifest)
-            live = self.workload(kind, name) or manifest
+            namespace = (manifest.get("metadata") or {}).get("namespace")
+            live = self.workload(kind, name, namespace) or manifest
             want = desired_pods(live, nodes)
             have = len(self.owned_pods(owner_key(kind, name)))
             if have < want:
@@ -332,9 +341,12 @@ class PodTracker:
 
     def unfinished_jobs(self) -> list[str]:
         """The Jobs every pod of which was placed but that have no Complete or Failed
-        condition yet (a Job with a pod no node could take cannot finish)."""
+        condition yet (a Job with a pod no node could take cannot finish), leaving out
+        those whose pods run past the demo."""
         left = []
         for job in self.workloads["Job"].list():
+            if runs_past_the_demo((job.get("spec") or {}).get("template") or {}):
+                continue
             pods = self.owned_pods(owner_key("Job", _name(job)))
             placed = all((p.get("spec") or {}).get("nodeName") for p in pods)
             if pods and placed and not workload_condition(job):
