@@ -30,6 +30,8 @@ from typing import Any
 
 import yaml
 
+from kubesched.objects import jsontext
+
 __all__ = [
     "ATTACH_LIMIT_ANNOTATION",
     "DEFAULT_ATTACH_LIMIT",
@@ -138,9 +140,14 @@ def load_template(path: str | os.PathLike[str]) -> Object:
     try:
         with open(path, encoding="utf-8") as fh:
             data = yaml.safe_load(fh)
+        jsontext.check_yaml(data)
     except OSError as exc:
         raise NodeTemplateError(f"cannot read node template {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
+    except UnicodeDecodeError as exc:
+        raise NodeTemplateError(
+            f"node template {path}: byte {exc.start}: invalid UTF-8 (0x{exc.object[exc.start]:02x})"
+        ) from None
+    except (yaml.YAMLError, jsontext.JSONTextError) as exc:
         raise NodeTemplateError(f"node template {path} is not valid YAML: {exc}") from None
     return check_template(data, str(path))
 
