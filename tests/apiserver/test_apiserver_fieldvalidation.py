@@ -91,6 +91,27 @@ def test_warn_is_the_default_one_header_per_problem_and_the_fields_are_dropped(a
     assert (code, warnings) == (201, ['299 - "unknown field \\"spec.x\\""'])
 
 
+def test_warnings_past_4096_runes_are_cut_as_the_warning_recorder_cuts_them(apiserver):
+    # Found by tests/fuzz: an unknown field named with 70,000 characters made a Warning
+    # header line that Python's http.client refuses to read (the kubernetes client too).
+    # Upstream's recorder: past 4096 runes in all, each warning is cut to 256 runes and
+    # those past the total are left out.
+    body = _pod("long-warnings")
+    body["metadata"]["x" * 70_000] = 1
+    for i in range(30):
+        body["spec"][f"unknown{i:02d}" + "y" * 300] = i
+    code, _, warnings = _send(apiserver, "POST", PODS, body)
+    assert code == 201
+    assert (
+        warnings[0]
+        == '299 - "unknown field \\"metadata.' + "x" * (256 - len('unknown field "metadata.')) + '"'
+    )
+    assert all(len(w) <= len('299 - ""') + 256 + 2 for w in warnings)
+    assert len(warnings) == 16  # 16 x 256 runes reach 4096
+    code, _, warnings = _send(apiserver, "POST", PODS, _pod("short-warnings", a=1, b=2))
+    assert warnings == ['299 - "unknown field \\"spec.a\\""', '299 - "unknown field \\"spec.b\\""']
+
+
 def test_ignore_drops_silently_and_a_clean_body_gets_no_warning(apiserver):
     code, made, warnings = _send(
         apiserver, "POST", PODS + "?fieldValidation=Ignore", _pod("ign", foo=1)

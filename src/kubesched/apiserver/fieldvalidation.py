@@ -81,6 +81,35 @@ def warning_header(text: str) -> str | None:
     return '299 - "' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+#: The warning recorder's limits (apiserver's filters/warning.go): past this many runes in
+#: all, every warning is cut to ``WARNING_ITEM_RUNES`` and those that no longer fit dropped.
+WARNING_TOTAL_RUNES = 4 * 1024
+WARNING_ITEM_RUNES = 256
+
+
+def warning_headers(texts: list[str]) -> list[str]:
+    """The ``Warning`` headers of a response, as kube-apiserver's warning recorder writes
+    them: each text once, in order; if they come to more than
+    :data:`WARNING_TOTAL_RUNES`, each cut to :data:`WARNING_ITEM_RUNES` and those past the
+    total left out (an unknown field named with 70,000 characters must not make a header
+    line that clients refuse to read)."""
+    unique = list(dict.fromkeys(t for t in texts if t))
+    whole = [(t, warning_header(t)) for t in unique]
+    if sum(len(t) for t, header in whole if header is not None) <= WARNING_TOTAL_RUNES:
+        return [header for _, header in whole if header is not None]
+    headers: list[str] = []
+    written = 0
+    for text in unique:
+        if written >= WARNING_TOTAL_RUNES:
+            break
+        cut = text[:WARNING_ITEM_RUNES]
+        header = warning_header(cut)
+        if header is not None:
+            headers.append(header)
+            written += len(cut)
+    return headers
+
+
 # -- parsing ------------------------------------------------------------------------------
 
 _local = threading.local()
@@ -208,6 +237,8 @@ def _ordered_walk(
                 found.append(f'duplicate field "{_join(path, key)}"')
                 continue
             seen.add(key)
+            if key not in value:
+                continue  # a null the type check dropped, as Go's decoder does
             child = fields[key] if fields is not None else each
             _ordered_walk(value[key], child, _join(path, key), found, duplicates)
         for key in unknown:

@@ -310,10 +310,8 @@ def _with_warnings(request: web.Request, response: web.StreamResponse) -> web.St
     # One Warning header per problem fieldValidation=Warn found, on success or failure.
     check = request.get(_FIELD_CHECK)
     if check is not None and check.warnings and not response.prepared:
-        for text in check.warnings:
-            header = fieldvalidation.warning_header(text)
-            if header is not None:
-                response.headers.add("Warning", header)
+        for header in fieldvalidation.warning_headers(check.warnings):
+            response.headers.add("Warning", header)
     return response
 
 
