@@ -437,3 +437,34 @@ def test_a_service_whose_ports_are_not_a_list_is_a_decode_error_for_both(
     assert caught.value.problems == (
         f'{path}: Service "default/s": cannot be handled as a Service: {detail}',
     )
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "Job", "Namespace", "DeviceClass", "CSIDriver"])
+def test_a_name_of_the_wrong_type_is_refused_for_every_kind(tmp_path: Path, kind: str) -> None:
+    # Found by tests/fuzz: kinds without a row in the decoder's type table crashed on
+    # metadata.name: 5 (TypeError: object of type 'int' has no len()).
+    path = tmp_path / "objects.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": kind, "metadata": {"name": 5}}))
+    with pytest.raises(InputError) as failure:
+        load_objects(path)
+    (problem,) = failure.value.problems
+    assert problem.startswith(f'{path}: {kind} "')
+    # The decoder's words, or the compact decoder's where the kind has one.
+    assert (
+        "Go struct field ObjectMeta.metadata.name of type string" in problem
+    ) or problem.endswith("metadata.name: expected a string, got int")
+
+
+def test_a_name_with_a_newline_stays_on_one_line(tmp_path: Path) -> None:
+    # Found by tests/fuzz: the object's name was printed raw, so one problem took two lines.
+    path = tmp_path / "objects.yaml"
+    path.write_text(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a\nb"}})
+    )
+    with pytest.raises(InputError) as failure:
+        load_objects(path)
+    problems = failure.value.problems
+    assert all("\n" not in problem for problem in problems)
+    assert problems[0].startswith(
+        f'{path}: Namespace "a\\nb": metadata.name: Invalid value: "a\\nb"'
+    )

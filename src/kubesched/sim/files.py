@@ -290,7 +290,18 @@ def _object_name(kind: str, raw: Mapping[str, Any]) -> str:
     name = str(meta.get("name") or meta.get("generateName") or "")
     if _SCOPES[kind][0]:
         name = f"{meta.get('namespace') or 'default'}/{name}"
-    return f'{kind} "{name}"'
+    return f"{kind} {_quoted(name)}"
+
+
+def _quoted(text: str) -> str:
+    """``text`` in double quotes, a newline or other control character escaped (as Go's
+    %q): an error stays one line whatever the file names an object."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _printable(text: str) -> str:
+    """``text`` as it is, unless it holds a control character: then quoted."""
+    return _quoted(text) if any(ord(c) < 32 or ord(c) == 127 for c in text) else text
 
 
 def admit(kind: str, obj: dict[str, Any], names: Names | None = None) -> list[str]:
@@ -501,7 +512,7 @@ def _unknown(kind: str, raw: Mapping[str, Any]) -> str:
 def _label(kind: str, raw: Mapping[str, Any]) -> str:
     meta = raw.get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
-    return f'{kind} "{name}"' if name else kind
+    return f"{_printable(kind)} {_quoted(str(name))}" if name else _printable(kind)
 
 
 def owner_of(obj: Mapping[str, Any]) -> tuple[str, str, str]:

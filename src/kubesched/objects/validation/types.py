@@ -259,15 +259,25 @@ def _refuse(value: Any, struct: str, path: str, go_type: str) -> Undecodable:
     )
 
 
+#: Every kind has its ObjectMeta: a kind without a row of its own has that much checked.
+_ANY_KIND = _root()
+
+
 def check_types(kind: str, obj: dict[str, Any]) -> None:
     """Raise :class:`Undecodable` where ``obj`` (of ``kind``) has a field of the wrong type."""
-    _walk(kind, obj, "")
+    if kind in TYPES:
+        _walk(kind, obj, "")
+    else:
+        _walk_fields(_ANY_KIND, kind, obj, "")
 
 
 def _walk(type_name: str, obj: dict[str, Any], path: str) -> None:
     fields = TYPES.get(type_name)
-    if not fields:
-        return
+    if fields:
+        _walk_fields(fields, type_name, obj, path)
+
+
+def _walk_fields(fields: dict[str, Shape], type_name: str, obj: dict[str, Any], path: str) -> None:
     # The body's own order, as encoding/json meets the fields (its first error is the one
     # reported); and a body names far fewer fields than the table knows.
     for name, value in obj.items():
