@@ -1,4 +1,4 @@
-"""Generate ``src/kubesched/apiserver/openapi_schemas.json``: the OpenAPI v3 schemas of the
+"""Generate ``src/kubesched/objects/openapi_schemas.json``: the OpenAPI v3 schemas of the
 built-in kinds the embedded API server serves, from Kubernetes 1.34's published schemas.
 
 Run by hand after changing :data:`ROOTS` (``.venv/bin/python tools/gen_openapi_schemas.py``);
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 SOURCE_VERSION = "v1.34.0-local"
-OUTPUT = Path(__file__).resolve().parent.parent / "src/kubesched/apiserver/openapi_schemas.json"
+OUTPUT = Path(__file__).resolve().parent.parent / "src/kubesched/objects/openapi_schemas.json"
 
 _CORE = "io.k8s.api.core.v1."
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."

@@ -31,7 +31,7 @@ def _generator():
 
 def test_the_data_file_is_what_the_generator_makes_and_holds_no_prose():
     gen = _generator()
-    data = (ROOT / "src/kubesched/apiserver/openapi_schemas.json").read_text()
+    data = (ROOT / "src/kubesched/objects/openapi_schemas.json").read_text()
     assert data == gen.render(gen.generate(gen.source_definitions()))
     assert _prose(json.loads(data)) == []
     pod = schemas.builtin()["io.k8s.api.core.v1.Pod"]

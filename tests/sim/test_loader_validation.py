@@ -468,3 +468,49 @@ def test_a_name_with_a_newline_stays_on_one_line(tmp_path: Path) -> None:
     assert problems[0].startswith(
         f'{path}: Namespace "a\\nb": metadata.name: Invalid value: "a\\nb"'
     )
+
+
+@pytest.mark.parametrize(
+    ("obj", "words"),
+    [
+        (
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "d"},
+                "spec": {"selector": {"matchLabels": "x"}},
+            },
+            'Deployment "default/d": cannot be handled as a Deployment: json: cannot unmarshal string into Go struct field LabelSelector.spec.selector.matchLabels of type map[string]string',
+        ),
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": "n"},
+                "status": {"capacity": "x"},
+            },
+            'Node "n": cannot be handled as a Node: json: cannot unmarshal string into Go struct field NodeStatus.status.capacity of type map[string]resource.Quantity',
+        ),
+        (
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "j"},
+                "spec": {"template": {"spec": {"tolerations": [{"key": True}]}}},
+            },
+            'Job "default/j": cannot be handled as a Job: json: cannot unmarshal bool into Go struct field Toleration.spec.template.spec.tolerations.key of type string',
+        ),
+    ],
+    ids=["deployment-matchlabels", "node-capacity", "job-toleration-key"],
+)
+def test_a_value_of_the_wrong_type_anywhere_is_the_decoders_error(
+    tmp_path: Path, obj: dict[str, Any], words: str
+) -> None:
+    # Found by tests/fuzz: 84 kinds of crash (TypeError, AttributeError) where a field the
+    # hand-kept type table does not list held the wrong JSON type. The loaders now check
+    # every field against the kind's schema first, as the API server's decoder does.
+    path = tmp_path / "objects.yaml"
+    path.write_text(yaml.safe_dump(obj))
+    with pytest.raises(InputError) as failure:
+        load_objects(path)
+    assert failure.value.problems == (f"{path}: {words}",)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubesched.apiserver import errors, typecheck
+from kubesched.apiserver import errors
 from kubesched.apiserver.resources import Resource
 from kubesched.apiserver.watch import Object
-from kubesched.objects import defaults
+from kubesched.objects import defaults, typecheck
 from kubesched.objects.validation import Undecodable
 from kubesched.objects.validation import types as validation_types
 
@@ -52,7 +52,7 @@ def check_types(res: Resource, body: dict[str, Any]) -> None:
     """Refuse (400) a body holding a value of a JSON type the kind's Go type cannot
     decode, with the decoder's words: the fields validation reads by the table that names
     their Go types (:mod:`kubesched.objects.validation.types`), then every field by the
-    kind's schema (:mod:`kubesched.apiserver.typecheck`)."""
+    kind's schema (:mod:`kubesched.objects.typecheck`)."""
     try:
         if res.custom is None:
             validation_types.check_types(res.kind, body)

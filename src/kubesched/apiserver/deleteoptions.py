@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.apiserver import errors, typecheck
+from kubesched.apiserver import errors
+from kubesched.objects import typecheck
 
 #: The body formats a DeleteOptions can be decoded from (an empty Content-Type is taken
 #: as JSON, a leniency: Go's negotiation refuses it).

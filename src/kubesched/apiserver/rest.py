@@ -22,7 +22,6 @@ from kubesched.apiserver import (
     priority,
     storage,
     strategy,
-    typecheck,
 )
 from kubesched.apiserver.admission import check_body, default_on_create, default_on_write
 from kubesched.apiserver.patch import JSON_PATCH, MERGE, STRATEGIC, apply_patch
@@ -38,6 +37,7 @@ from kubesched.apiserver.resources import (
 from kubesched.apiserver.store import Store, now_rfc3339
 from kubesched.apiserver.validation import validate_create, validate_update
 from kubesched.apiserver.watch import Object
+from kubesched.objects import typecheck
 
 Reply = tuple[int, Any]
 

@@ -10,45 +10,30 @@ known fields that kube-apiserver's decoder knows from the Go types, for
 
 from __future__ import annotations
 
-import functools
-import json
 import threading
-from importlib import resources
 from typing import Any
 
-Schema = dict[str, Any]
+#: The built-in schemas, by name and by kind (kept in objects: decoding's type check reads
+#: them for the file loaders too).
+from kubesched.objects.kindschemas import REF_PREFIX, Schema, builtin, name_of
 
-REF_PREFIX = "#/components/schemas/"
+__all__ = [
+    "COMMON",
+    "OBJECT_META",
+    "REF_PREFIX",
+    "Schema",
+    "builtin",
+    "closure",
+    "fields_of",
+    "name_of",
+]
+
 #: The schemas every group/version document lists besides its kinds' (as upstream's do).
 COMMON = (
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
 )
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-
-
-@functools.cache
-def builtin() -> dict[str, Schema]:
-    """Every built-in schema by name (read once, on first use)."""
-    text = resources.files("kubesched.apiserver").joinpath("openapi_schemas.json").read_text()
-    schemas: dict[str, Schema] = json.loads(text)["schemas"]
-    return schemas
-
-
-@functools.cache
-def _by_kind() -> dict[tuple[str, str, str], str]:
-    found: dict[tuple[str, str, str], str] = {}
-    for name, schema in builtin().items():
-        gvks = schema.get("x-kubernetes-group-version-kind") or []
-        if len(gvks) == 1:  # DeleteOptions and friends name every group: not a kind's own
-            gvk = gvks[0]
-            found[(gvk["group"], gvk["version"], gvk["kind"])] = name
-    return found
-
-
-def name_of(group: str, version: str, kind: str) -> str | None:
-    """The schema name of a built-in kind (``io.k8s.api.apps.v1.ReplicaSet``), or None."""
-    return _by_kind().get((group, version, kind))
 
 
 def _refs(node: Any, found: list[str]) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.objects import defaults, jsontext, validation
+from kubesched.objects import defaults, jsontext, typecheck, validation
 from kubesched.objects.defaults_workloads import default_pod_template
 from kubesched.objects.dra.claims import ResourceClaim, ResourceClaimTemplate
 from kubesched.objects.dra.gates import drop_disabled_device_class_fields
@@ -319,6 +319,12 @@ def admit(kind: str, obj: dict[str, Any], names: Names | None = None) -> list[st
         meta["namespace"] = "default"
     if kind in CONTROLLER_KINDS and isinstance(meta, dict) and not meta.get("uid"):
         meta["uid"] = (names or Names(random.Random())).uid()
+    try:
+        # Decoded as kube-apiserver decodes a body: every field's JSON type against the
+        # kind's schema first, so validation never meets a value of the wrong type.
+        typecheck.check_kind(kind, obj)
+    except typecheck.TypeMismatch as err:
+        return [f"{what}: cannot be handled as a {kind}: {err}"]
     try:
         defaults.on_create(kind, obj)
         if kind == "Job":

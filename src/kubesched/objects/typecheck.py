@@ -23,8 +23,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.apiserver import schemas
-from kubesched.apiserver.schemas import REF_PREFIX, Schema
+from kubesched.objects import kindschemas as schemas
+from kubesched.objects.kindschemas import REF_PREFIX, Schema
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 #: Schemas whose Go type decodes itself (UnmarshalJSON) and accepts more than its type says.
@@ -234,6 +234,14 @@ def check(group: str, version: str, kind: str, obj: Any) -> None:
     if name is None:
         return
     _walk(_root(name), obj, "", "")
+
+
+def check_kind(kind: str, obj: Any) -> None:
+    """:func:`check` for the built-in kind named ``kind`` whatever its group (the file
+    loaders' objects); kinds without one schema of their own pass."""
+    found = schemas.group_version_of(kind)
+    if found is not None:
+        check(found[0], found[1], kind, obj)
 
 
 def check_schema(name: str, obj: Any) -> None:
