@@ -435,3 +435,14 @@ def test_a_raw_lone_surrogate_in_a_node_is_not_a_fault() -> None:
     assert reply.status == 200, reply.body
     (passed,) = reply.json()["Nodes"]["items"]
     assert passed["metadata"]["annotations"]["note"] == "a\ufffdb"
+
+
+def test_infinity_in_a_body_is_a_bad_request_not_a_fault() -> None:
+    # Found by tests/fuzz: "annotations": Infinity got past the parser and failed the
+    # filter's answer (a 500).
+    node = go_node("n1")
+    node["metadata"]["annotations"] = "INF"
+    body = filter_args(go_pod("p"), [node]).replace(b'"INF"', b"Infinity")
+    reply = post(labels_server().app(), "/filter", body)
+    assert reply.status == 400
+    assert "invalid character 'I' looking for beginning of value" in reply.json()["Error"]

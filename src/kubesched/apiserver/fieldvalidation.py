@@ -122,7 +122,7 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook)
+_DECODER = jsontext.decoder(object_pairs_hook=_pairs_hook)
 
 
 def loads(raw: bytes) -> tuple[Any, dict[int, list[str]]]:

@@ -60,7 +60,7 @@ def _read_json(text: str) -> tuple[Any, list[FieldError]]:
             repeated.append(FieldError.decode("", f"key {go_quote(key)} already set in map"))
         return dict(items)
 
-    return jsontext.loads(text, json.JSONDecoder(object_pairs_hook=pairs)), repeated
+    return jsontext.loads(text, jsontext.decoder(object_pairs_hook=pairs)), repeated
 
 
 def _read_yaml(text: str, source: str) -> tuple[Any, list[FieldError]]:

@@ -32,11 +32,29 @@ class JSONTextError(ValueError):
     """JSON text that cannot be read (a :class:`ValueError`, as :func:`json.loads` raises)."""
 
 
+def _no_constant(text: str) -> Any:
+    # NaN, Infinity and -Infinity are Python's extensions, not JSON: Go's decoder refuses
+    # them (and a stored NaN would make every later answer invalid JSON).
+    if text.startswith("-"):
+        raise JSONTextError("invalid character 'I' in numeric literal")
+    raise JSONTextError(f"invalid character {text[0]!r} looking for beginning of value")
+
+
+def decoder(**options: Any) -> json.JSONDecoder:
+    """A :class:`json.JSONDecoder` with ``options`` (an ``object_pairs_hook``) that, as Go's
+    decoder, refuses NaN and Infinity: give it to :func:`loads`."""
+    return json.JSONDecoder(parse_constant=_no_constant, **options)
+
+
+_DEFAULT = decoder()
+
+
 def loads(raw: bytes | str, decoder: json.JSONDecoder | None = None) -> Any:
     """Parse JSON text; lone surrogates become U+FFFD. Raises :class:`ValueError` (or
-    :class:`UnicodeDecodeError`) for text that is not JSON or nests too deeply."""
+    :class:`UnicodeDecodeError`) for text that is not JSON, nests too deeply or holds NaN
+    or Infinity (make a ``decoder`` with :func:`decoder` to keep that)."""
     try:
-        value = json.loads(raw) if decoder is None else decoder.decode(_text(raw))
+        value = (decoder or _DEFAULT).decode(_text(raw))
     except RecursionError:
         raise JSONTextError(f"exceeded max depth of {MAX_DEPTH}") from None
     check_depth(value)
