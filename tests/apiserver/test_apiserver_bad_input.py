@@ -430,3 +430,22 @@ def test_nan_and_infinity_are_not_json(apiserver, token, words):
         assert (code, status["reason"]) == (400, "BadRequest")
         assert f"json parse error: invalid character {words}" in status["message"]
     assert call(apiserver, "GET", f"{CM_PATH}/nan")[0] == 404
+
+
+def test_a_quantity_that_does_not_parse_is_refused_on_create_as_on_update(apiserver):
+    # Found by tests/fuzz: a claim's resources.limits {"x": ""} was stored on create, then
+    # refused when sent back (quantities are parsed as they are decoded, by Go's
+    # Quantity.UnmarshalJSON, so both are the decoder's 400).
+    path = "/api/v1/namespaces/default/persistentvolumeclaims"
+    spec = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}, "limits": {"x": ""}},
+    }
+    code, status = call(
+        apiserver, "POST", path, {"metadata": {"name": "empty-quantity"}, "spec": spec}
+    )
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"].startswith(
+        'PersistentVolumeClaim in version "v1" cannot be handled as a PersistentVolumeClaim: quantities must match the regular expression'
+    )
+    assert call(apiserver, "GET", f"{path}/empty-quantity")[0] == 404

@@ -171,3 +171,19 @@ def test_floats_print_like_go(value: float, text: str) -> None:
 
 def test_go_quote_keeps_printable_unicode() -> None:
     assert go_quote("é\t") == '"é\\t"'
+
+
+def test_a_key_with_a_newline_stays_on_one_line() -> None:
+    # Found by tests/fuzz: the unknown field's name was printed raw, splitting the error.
+    from kubesched.config import ConfigError
+    from kubesched.config.load import loads_config
+
+    text = (
+        'apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"a\\nb": 1\n'
+    )
+    try:
+        loads_config(text, "c.yaml")
+    except ConfigError as err:
+        assert str(err) == 'c.yaml: unknown field "a\\nb"'
+    else:
+        raise AssertionError("a configuration with an unknown field loaded")

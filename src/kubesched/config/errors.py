@@ -163,4 +163,12 @@ class ConfigError(Exception):
 
     def __str__(self) -> str:
         prefix = f"{self.source}: " if self.source else ""
-        return "\n".join(prefix + str(error) for error in self.errors)
+        return "\n".join(prefix + _one_line(str(error)) for error in self.errors)
+
+
+def _one_line(text: str) -> str:
+    # A key or value with a newline (an unknown field named "a\nb") must not split an
+    # error over two lines: control characters are shown escaped, as Go's %q shows them.
+    if not any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return text
+    return "".join(c if not (ord(c) < 32 or ord(c) == 127) else json.dumps(c)[1:-1] for c in text)

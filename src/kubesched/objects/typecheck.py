@@ -25,6 +25,7 @@ from typing import Any
 
 from kubesched.objects import kindschemas as schemas
 from kubesched.objects.kindschemas import REF_PREFIX, Schema
+from kubesched.objects.quantity import QuantityError, parse_quantity_value
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 #: Schemas whose Go type decodes itself (UnmarshalJSON) and accepts more than its type says.
@@ -183,7 +184,7 @@ _ZEROS: dict[str, Any] = {
 _NO_ZERO = object()
 
 
-def _walk(node: _Node, value: Any, path: str, struct: str) -> None:
+def _walk(node: _Node, value: Any, path: str, struct: str, quantities: bool = True) -> None:
     if value is None or node.kind == "any":
         return
     if not _fits(node, value):
@@ -194,6 +195,14 @@ def _walk(node: _Node, value: Any, path: str, struct: str) -> None:
         raise TypeMismatch(
             f"json: cannot unmarshal {shown} into {where} of type {node.go_type}", path
         )
+    if node.kind == "quantity" and quantities:
+        # Quantity.UnmarshalJSON parses as it decodes: "" or "1x" is the decoder's 400 on
+        # create as on update, never a value stored and refused later.
+        try:
+            parse_quantity_value(value)
+        except QuantityError as err:
+            raise TypeMismatch(err.message, path) from None
+        return
     if node.kind == "struct":
         inner = node.struct or struct
         nulls = []
@@ -204,7 +213,7 @@ def _walk(node: _Node, value: Any, path: str, struct: str) -> None:
             if sub is None:
                 nulls.append(key)
             else:
-                _walk(child, sub, f"{path}.{key}" if path else key, inner)
+                _walk(child, sub, f"{path}.{key}" if path else key, inner, quantities)
         for key in nulls:
             # Go decodes null into the field's zero value, which it then leaves out
             # (omitempty): stored, the null would differ from what a client sends back.
@@ -215,14 +224,14 @@ def _walk(node: _Node, value: Any, path: str, struct: str) -> None:
             if sub is None and zero is not _NO_ZERO:
                 value[key] = zero  # map[string]string{"a": null} decodes to "a": ""
             else:
-                _walk(node.elem, sub, path, struct)
+                _walk(node.elem, sub, path, struct, quantities)
     elif node.kind == "array" and node.elem is not None and node.elem.kind != "any":
         zero = _ZEROS.get(node.elem.kind, _NO_ZERO)
         for index, sub in enumerate(value):
             if sub is None and zero is not _NO_ZERO:
                 value[index] = zero
             else:
-                _walk(node.elem, sub, path, struct)
+                _walk(node.elem, sub, path, struct, quantities)
 
 
 def check(group: str, version: str, kind: str, obj: Any) -> None:
@@ -238,10 +247,12 @@ def check(group: str, version: str, kind: str, obj: Any) -> None:
 
 def check_kind(kind: str, obj: Any) -> None:
     """:func:`check` for the built-in kind named ``kind`` whatever its group (the file
-    loaders' objects); kinds without one schema of their own pass."""
+    loaders' objects); kinds without one schema of their own pass. Quantities are left
+    to validation, whose errors name the very field (``containers[0]...cpu``)."""
     found = schemas.group_version_of(kind)
-    if found is not None:
-        check(found[0], found[1], kind, obj)
+    name = schemas.name_of(found[0], found[1], kind) if found is not None else None
+    if name is not None:
+        _walk(_root(name), obj, "", "", quantities=False)
 
 
 def check_schema(name: str, obj: Any) -> None:
