@@ -55,3 +55,22 @@ def test_a_refused_binding_is_a_failure_and_binds_nothing(code: str) -> None:
     failures, node, served = bind_under(f"errors=1,codes={code},resources=pods/binding")
     assert len(failures) == 1 and 'binding pod "default/p" to node "n1"' in failures[0]
     assert node == "" and served == []
+
+
+def test_a_pod_another_binder_bound_to_the_same_node_is_not_ours() -> None:
+    """A 409 answers a binding sent once: another binder was first, even on the very node
+    we chose, so it is a failure (no Scheduled event of ours for that pod), as upstream."""
+    with start_apiserver() as server:
+
+        async def body() -> list[str]:
+            async with Client(load_kubeconfig([server.kubeconfig_path])) as client:
+                await client.create(NODES.raw, NODE)
+                pod = await client.create(PODS, POD)
+                await client.bind("default", "p", "n1", pod.uid)  # the foreign binder
+                writer = LiveClusterClient(client)
+                with writer.collect() as pending:
+                    writer.bind(pod, "n1")
+                return await writer.flush(pending)
+
+        failures = asyncio.run(asyncio.wait_for(body(), 20))
+    assert len(failures) == 1 and 'binding pod "default/p" to node "n1"' in failures[0]

@@ -296,19 +296,21 @@ class LiveClusterClient:
         """Deferred POST of the pod's Binding subresource (with a uid precondition).
 
         A binding is not safe to send twice blindly, and a failed one may still have
-        happened: the answer lost with the connection, or a 409 for a binding of ours
-        whose answer was lost before. So a failure is checked by reading the pod (a read
-        is safe to repeat): bound to ``node_name`` (same uid) counts as bound; anything
-        else is the failure, and the binding cycle requeues the pod as upstream's does.
-        Upstream takes every failure as a failure and learns of the binding from its
-        informer; reading first keeps a bound pod from being forgotten, requeued and
-        marked unschedulable meanwhile.
+        happened: the answer lost with the connection or a 5xx after the write. So such a
+        failure is checked by reading the pod (a read is safe to repeat): bound to
+        ``node_name`` (same uid) counts as bound; anything else is the failure, and the
+        binding cycle requeues the pod as upstream's does. A 409 is never ours: this
+        binding was sent once, so the pod was bound by someone else (a foreign binder may
+        well have picked the same node) and upstream's failure path applies; a binding of
+        ours whose answer was lost in an earlier cycle shows in the informer, which then
+        drops the pod from the queue. Reading first keeps a bound pod from being
+        forgotten, requeued and marked unschedulable meanwhile.
         """
 
         async def bind() -> None:
             try:
                 await self.client.bind(pod.namespace, pod.name, node_name, pod.uid)
-            except (kube_errors.TransportError, kube_errors.Conflict, kube_errors.ServerError):
+            except (kube_errors.TransportError, kube_errors.ServerError):
                 if not await self._bound_to(pod, node_name):
                     raise
                 log.info("pod %s: the binding to %s went through", pod.key, node_name)
