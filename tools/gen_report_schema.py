@@ -125,6 +125,7 @@ defs = {
             "node": ns,
             "message": ns,
             "profile": s,
+            "podGroup": obj({"key": s, "minMember": i, "placed": i, "note": s}),
             "weights": mapof(i),
             "nodes": arr(
                 obj(
@@ -164,6 +165,8 @@ defs = {
         )
     ),
 }
+# Only a pod of a gang has one.
+defs["explanation"]["required"].remove("podGroup")
 common = {"apiVersion": {"const": "lab.kubesched.io/v1alpha1"}, "metadata": ref("metadata")}
 sim = obj(
     {
@@ -190,6 +193,7 @@ exp = obj(
         "spread": ref("spread"),
     }
 )
+exp["required"].remove("podGroup")
 run_fields = {
     k: v for k, v in sim["properties"].items() if k not in ("apiVersion", "kind", "metadata")
 }

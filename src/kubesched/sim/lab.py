@@ -365,7 +365,7 @@ def _explain_in(
             if detail:
                 node["detail"] = detail
         nodes.append(node)
-    return {
+    out: dict[str, Any] = {
         "pod": pod.key,
         "owner": _owner(owners.get(pod.key)),
         "node": chosen,
@@ -373,6 +373,41 @@ def _explain_in(
         "profile": profile.scheduler_name,
         "weights": {plugin: fwk.score_weights.get(plugin, 1) for plugin in scores},
         "nodes": nodes,
+    }
+    group = _pod_group(fwk, snapshot, pod)
+    if group is not None:
+        out["podGroup"] = group
+    return out
+
+
+def _pod_group(fwk: Framework, snapshot: Snapshot, pod: Pod) -> dict[str, Any] | None:
+    """The gang ``pod`` belongs to in its profile, with its members already placed in
+    the cluster: explain evaluates one pod, while the scheduler places a gang's quorum
+    in one cycle, so the reader must know which of the two the verdicts are."""
+    group = fwk.pod_group(pod)
+    if group is None:
+        return None
+    placed = sum(
+        1
+        for info in snapshot.list()
+        for pinfo in info.pods
+        if pinfo.pod.key != pod.key and (g := fwk.pod_group(pinfo.pod)) and g.key == group.key
+    )
+    missing = group.min_member - placed
+    if missing <= 0:
+        note = "its quorum is placed, so it is scheduled as an ordinary pod"
+    else:
+        note = (
+            f"it is placed only in one cycle together with {missing - 1} more member(s) "
+            "(kubesched simulate places the whole group); the verdicts below are for this "
+            "member alone"
+        )
+    return {
+        "key": group.key,
+        "minMember": group.min_member,
+        "placed": placed,
+        "note": f"pod group {group.key} (minMember {group.min_member}, {placed} placed): "
+        + note,
     }
 
 

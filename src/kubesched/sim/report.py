@@ -138,7 +138,10 @@ def explain_table(data: dict[str, Any]) -> str:
         chosen = "*" if n["name"] == data["node"] else ""
         rows.append([chosen + n["name"], *scores, total, verdict])
     out = f"pod {data['pod']}: "
-    out += f"goes to {data['node']}\n\n" if data["node"] else f"pending\n  {data['message']}\n\n"
+    out += f"goes to {data['node']}\n" if data["node"] else f"pending\n  {data['message']}\n"
+    if data.get("podGroup"):
+        out += f"  {data['podGroup']['note']}\n"
+    out += "\n"
     out += _table(["NODE", *plugins, "TOTAL", "VERDICT"], rows)
     return out
 
