@@ -406,8 +406,7 @@ def _pod_group(fwk: Framework, snapshot: Snapshot, pod: Pod) -> dict[str, Any] |
         "key": group.key,
         "minMember": group.min_member,
         "placed": placed,
-        "note": f"pod group {group.key} (minMember {group.min_member}, {placed} placed): "
-        + note,
+        "note": f"pod group {group.key} (minMember {group.min_member}, {placed} placed): " + note,
     }
 
 
