@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,11 @@ from kubesched.config import default_config
 from kubesched.framework.runtime import Framework
 from kubesched.plugins.registry import in_tree_registry
 from kubesched.scheduler.backend.queue import SchedulingQueue
+
+# Helper modules of this folder (live_helpers, permit_gang) import by name.
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 class FakeClock:

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from live_helpers import node_of, until
 
 from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.config import load_config
 from kubesched.framework.registry import Registry
-from kubesched.kube import Client, NotFound, load_kubeconfig
+from kubesched.kube import Client, load_kubeconfig
 from kubesched.kube.resources import EVENTS, NODES, PODS
 from kubesched.plugins.registry import IN_TREE
 from kubesched.scheduler.scheduler import Scheduler
@@ -68,27 +69,6 @@ def node(name: str) -> dict[str, Any]:
         "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
     }
-
-
-async def until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
-async def node_of(client: Client, name: str) -> str:
-    try:
-        raw = await client.get(PODS.raw, name, "default")
-    except NotFound:
-        return ""
-    return str(raw.get("spec", {}).get("nodeName", ""))
 
 
 async def failures(client: Client, name: str) -> list[dict[str, Any]]:

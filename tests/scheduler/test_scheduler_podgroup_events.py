@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from live_helpers import node_of, until
 
 from kubesched.apiserver.runner import ApiServerHandle, start_apiserver
 from kubesched.config import load_config
@@ -29,7 +30,7 @@ from kubesched.framework.interface import (
 )
 from kubesched.framework.registry import Registry
 from kubesched.framework.types import NodeInfo
-from kubesched.kube import Client, NotFound, load_kubeconfig
+from kubesched.kube import Client, load_kubeconfig
 from kubesched.kube.resources import ELASTIC_QUOTAS, NODES, POD_GROUPS, PODS
 from kubesched.objects.elasticquota import ElasticQuota
 from kubesched.objects.pod import Pod
@@ -98,27 +99,6 @@ def apiserver(tmp_path: Path) -> Iterator[ApiServerHandle]:
     handle = start_apiserver(kubeconfig_path=tmp_path / "kubeconfig", bookmark_interval=0.2)
     yield handle
     handle.stop()
-
-
-async def until(check: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = check()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
-async def node_of(client: Client, name: str) -> str:
-    try:
-        raw = await client.get(PODS.raw, name, "default")
-    except NotFound:
-        return ""
-    return str(raw.get("spec", {}).get("nodeName", ""))
 
 
 def test_creating_the_group_and_the_quota_moves_the_rejected_pod(
